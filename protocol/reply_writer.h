@@ -1,0 +1,54 @@
+// ReplyWriter: encodes replies in RESP2 or RESP3 onto a caller-owned string.
+//
+// Types that RESP2 lacks are mapped as Redis maps them: a map becomes a flat
+// array of key/value pairs, a set an array, a double a bulk string, a boolean
+// an integer, null a null bulk ($-1). The caller picks the protocol per
+// connection (HELLO). Not thread-safe; cheap to construct around any string.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace feedkv::protocol {
+
+class ReplyWriter {
+ public:
+  ReplyWriter(std::string* out, int resp) : out_(out), resp_(resp) {}
+
+  int resp() const { return resp_; }
+  std::string* buffer() { return out_; }
+
+  void Simple(std::string_view s);        // +OK
+  void Ok() { out_->append("+OK\r\n"); }
+  // `msg` is the full error text, e.g. "ERR syntax error"; a missing code
+  // prefix gets "ERR " as Redis's addReplyError does. CR/LF are replaced.
+  void Error(std::string_view msg);
+  void Integer(int64_t v);
+  void Bulk(std::string_view s);
+  void Null();                            // RESP2 $-1, RESP3 _
+  void NullArray();                       // RESP2 *-1, RESP3 _
+  void ArrayHeader(size_t n);
+  void MapHeader(size_t pairs);           // RESP3 %n, RESP2 *2n
+  void SetHeader(size_t n);               // RESP3 ~n, RESP2 *n
+  void PushHeader(size_t n);              // RESP3 >n, RESP2 *n
+  void Double(double d);                  // RESP3 ,d  RESP2 bulk
+  void Bool(bool b);                      // RESP3 #t  RESP2 :1
+  void Verbatim(std::string_view s, std::string_view fmt = "txt");  // RESP3 =, RESP2 bulk
+  void BulkArray(const std::string_view* items, size_t n);
+  void Raw(std::string_view s) { out_->append(s); }
+
+ private:
+  void Header(char type, int64_t n);
+  std::string* out_;
+  int resp_;
+};
+
+// Formats a double as Redis does for replies and INCRBYFLOAT results
+// (shortest form that round-trips; "inf"/"-inf"; "nan").
+std::string FormatDouble(double d);
+
+// Appends a command as a RESP multibulk (used for AOF records and replication).
+void AppendCommand(std::string* out, const std::string_view* args, size_t n);
+
+}  // namespace feedkv::protocol

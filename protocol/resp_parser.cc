@@ -1,0 +1,206 @@
+#include "protocol/resp_parser.h"
+
+#include <algorithm>
+#include <charconv>
+#include <climits>
+#include <cstring>
+
+#include "protocol/error_text.h"
+
+namespace feedkv::protocol {
+
+namespace {
+
+// Parses a RESP length ("-1", "12") strictly: optional '-', digits, nothing else.
+bool ParseLength(std::string_view s, int64_t* out) {
+  if (s.empty() || s.size() > 20) return false;
+  const char* first = s.data();
+  const char* last = s.data() + s.size();
+  auto [ptr, ec] = std::from_chars(first, last, *out);
+  return ec == std::errc() && ptr == last;
+}
+
+int HexValue(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+bool IsSpace(char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t' || c == '\v' || c == '\f'; }
+
+}  // namespace
+
+bool SplitInlineArgs(std::string_view line, std::vector<std::string>* out) {
+  out->clear();
+  size_t i = 0, n = line.size();
+  while (true) {
+    while (i < n && IsSpace(line[i])) i++;
+    if (i >= n) return true;
+    std::string cur;
+    bool in_dq = false, in_sq = false, done = false;
+    while (!done) {
+      if (in_dq) {
+        if (i >= n) return false;
+        char c = line[i];
+        if (c == '\\' && i + 3 < n && line[i + 1] == 'x' && HexValue(line[i + 2]) >= 0 &&
+            HexValue(line[i + 3]) >= 0) {
+          cur.push_back(static_cast<char>(HexValue(line[i + 2]) * 16 + HexValue(line[i + 3])));
+          i += 3;
+        } else if (c == '\\' && i + 1 < n) {
+          i++;
+          switch (line[i]) {
+            case 'n': cur.push_back('\n'); break;
+            case 'r': cur.push_back('\r'); break;
+            case 't': cur.push_back('\t'); break;
+            case 'b': cur.push_back('\b'); break;
+            case 'a': cur.push_back('\a'); break;
+            default: cur.push_back(line[i]); break;
+          }
+        } else if (c == '"') {
+          // A closing quote must be followed by a space or the end.
+          if (i + 1 < n && !IsSpace(line[i + 1])) return false;
+          done = true;
+        } else {
+          cur.push_back(c);
+        }
+      } else if (in_sq) {
+        if (i >= n) return false;
+        char c = line[i];
+        if (c == '\\' && i + 1 < n && line[i + 1] == '\'') {
+          i++;
+          cur.push_back('\'');
+        } else if (c == '\'') {
+          if (i + 1 < n && !IsSpace(line[i + 1])) return false;
+          done = true;
+        } else {
+          cur.push_back(c);
+        }
+      } else {
+        if (i >= n) break;
+        char c = line[i];
+        if (IsSpace(c)) {
+          done = true;
+        } else if (c == '"') {
+          in_dq = true;
+        } else if (c == '\'') {
+          in_sq = true;
+        } else {
+          cur.push_back(c);
+        }
+      }
+      if (i < n) i++;
+    }
+    out->push_back(std::move(cur));
+  }
+}
+
+void RespParser::ResetCommandState() {
+  pos_ = 0;
+  multibulk_left_ = -1;
+  bulk_len_ = -1;
+  arg_spans_.clear();
+}
+
+RespParser::Result RespParser::Fail(std::string msg) {
+  error_ = std::move(msg);
+  ResetCommandState();
+  return Result::kError;
+}
+
+RespParser::Result RespParser::Parse(std::string_view buf, size_t* consumed) {
+  *consumed = 0;
+  if (buf.empty()) return Result::kNeedMore;
+  if (buf[0] == '*') return ParseMultibulk(buf, consumed);
+  return ParseInline(buf, consumed);
+}
+
+RespParser::Result RespParser::ParseInline(std::string_view buf, size_t* consumed) {
+  size_t nl = buf.find('\n');
+  if (nl == std::string_view::npos) {
+    if (buf.size() > limits_.max_inline_len) return Fail(err::kProtoTooBigInline);
+    return Result::kNeedMore;
+  }
+  if (nl > limits_.max_inline_len) return Fail(err::kProtoTooBigInline);
+  std::string_view line = buf.substr(0, nl);
+  if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+  std::vector<std::string> parts;
+  if (!SplitInlineArgs(line, &parts)) return Fail(err::kProtoUnbalancedQuotes);
+  // Inline arguments are unescaped copies; keep them in one string so the
+  // returned views stay valid until the next call.
+  inline_storage_.clear();
+  size_t total = 0;
+  for (auto& p : parts) total += p.size();
+  inline_storage_.reserve(total);
+  for (auto& p : parts) inline_storage_.append(p);
+  args_.clear();
+  size_t off = 0;
+  for (auto& p : parts) {
+    args_.emplace_back(inline_storage_.data() + off, p.size());
+    off += p.size();
+  }
+  *consumed = nl + 1;
+  return Result::kCommand;
+}
+
+RespParser::Result RespParser::ParseMultibulk(std::string_view buf, size_t* consumed) {
+  if (multibulk_left_ < 0) {
+    // Header "*<count>\r\n".
+    size_t cr = buf.find('\r', 1);
+    if (cr == std::string_view::npos || cr + 1 >= buf.size()) {
+      if (buf.size() > limits_.max_inline_len) return Fail(err::kProtoTooBigMultibulk);
+      return Result::kNeedMore;
+    }
+    if (buf[cr + 1] != '\n') return Fail(err::kProtoInvalidMultibulk);
+    int64_t count;
+    if (!ParseLength(buf.substr(1, cr - 1), &count) || count > INT_MAX ||
+        static_cast<uint64_t>(std::max<int64_t>(count, 0)) > limits_.max_multibulk_len) {
+      return Fail(err::kProtoInvalidMultibulk);
+    }
+    pos_ = cr + 2;
+    if (count <= 0) {
+      args_.clear();
+      *consumed = pos_;
+      ResetCommandState();
+      return Result::kCommand;
+    }
+    multibulk_left_ = count;
+    arg_spans_.clear();
+    arg_spans_.reserve(static_cast<size_t>(std::min<int64_t>(count, 1024)));
+  }
+  while (multibulk_left_ > 0) {
+    if (bulk_len_ < 0) {
+      if (pos_ >= buf.size()) return Result::kNeedMore;
+      if (buf[pos_] != '$') {
+        return Fail(std::string("ERR Protocol error: expected '$', got '") + buf[pos_] + "'");
+      }
+      size_t cr = buf.find('\r', pos_ + 1);
+      if (cr == std::string_view::npos || cr + 1 >= buf.size()) {
+        if (buf.size() - pos_ > limits_.max_inline_len) return Fail(err::kProtoTooBigBulk);
+        return Result::kNeedMore;
+      }
+      int64_t len;
+      if (buf[cr + 1] != '\n' || !ParseLength(buf.substr(pos_ + 1, cr - pos_ - 1), &len) ||
+          len < 0 || static_cast<uint64_t>(len) > limits_.max_bulk_len) {
+        return Fail(err::kProtoInvalidBulk);
+      }
+      bulk_len_ = len;
+      pos_ = cr + 2;
+    }
+    // Like Redis, the two bytes after a bulk are taken as its terminator
+    // without inspection; the declared length is authoritative.
+    if (buf.size() - pos_ < static_cast<uint64_t>(bulk_len_) + 2) return Result::kNeedMore;
+    arg_spans_.emplace_back(pos_, static_cast<size_t>(bulk_len_));
+    pos_ += static_cast<size_t>(bulk_len_) + 2;
+    bulk_len_ = -1;
+    multibulk_left_--;
+  }
+  args_.clear();
+  args_.reserve(arg_spans_.size());
+  for (auto [off, len] : arg_spans_) args_.emplace_back(buf.data() + off, len);
+  *consumed = pos_;
+  ResetCommandState();
+  return Result::kCommand;
+}
+
+}  // namespace feedkv::protocol

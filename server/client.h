@@ -1,0 +1,62 @@
+// Client: the per-connection state that commands see: identity, selected
+// database, protocol version, auth, transaction and watch state, and the
+// pending reply bytes. The network side (Connection) owns one Client and
+// flushes `out` to the socket; commands only append to it.
+// Not thread-safe: owned by the command thread.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace feedkv::server {
+
+struct CommandSpec;
+
+struct QueuedCommand {
+  const CommandSpec* spec;
+  std::vector<std::string> args;
+};
+
+struct WatchedKey {
+  int db;
+  std::string key;
+};
+
+struct Client {
+  uint64_t id = 0;
+  std::string name;
+  std::string lib_name, lib_ver;
+  std::string addr, laddr;  // "ip:port" or unix path
+  int fd = -1;
+  int db = 0;
+  int resp = 2;
+  bool authenticated = false;
+  int64_t created_ms = 0;
+  int64_t last_interaction_ms = 0;
+
+  // Reply handling.
+  std::string out;              // replies not yet handed to the socket
+  enum class ReplyMode { kOn, kOff, kSkip } reply_mode = ReplyMode::kOn;
+  bool close_after_reply = false;
+  bool no_evict = false;
+  bool monitor = false;
+  std::string last_command;
+  // The AOF offset this client's last write must reach on disk before its
+  // replies may be sent (appendfsync always); 0 when nothing is pending.
+  uint64_t reply_barrier = 0;
+
+  // MULTI/EXEC.
+  bool in_multi = false;
+  bool multi_error = false;     // a command failed to queue: EXEC aborts
+  bool watch_dirty = false;     // a watched key changed: EXEC returns nil
+  std::vector<QueuedCommand> queued;
+  std::vector<WatchedKey> watched;
+
+  // Stats for CLIENT LIST.
+  uint64_t commands_processed = 0;
+  uint64_t net_in = 0, net_out = 0;
+  size_t query_buffer_size = 0;
+};
+
+}  // namespace feedkv::server

@@ -1,0 +1,81 @@
+// CommandContext: what a command handler sees for one execution: the
+// arguments, the client, the server, the reply writer, and the ways to report
+// effects (Dirty, PropagateAs, Error). Handlers parse, call storage, reply.
+// Lives on the stack of one dispatch; not thread-safe.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "protocol/error_text.h"
+#include "protocol/reply_writer.h"
+#include "server/client.h"
+#include "server/command_table.h"
+
+namespace feedkv {
+class Database;
+}
+
+namespace feedkv::server {
+
+class Server;
+
+class CommandContext {
+ public:
+  CommandContext(Server& server, Client& client, const CommandSpec& spec,
+                 std::span<const std::string_view> args);
+
+  Server& server;
+  Client& client;
+  const CommandSpec& spec;
+  std::span<const std::string_view> args;
+  protocol::ReplyWriter reply;
+
+  size_t argc() const { return args.size(); }
+  std::string_view arg(size_t i) const { return args[i]; }
+  Database& db();
+  int64_t now_ms() const;
+
+  // Replies with an error and counts it for INFO errorstats/commandstats.
+  void Error(std::string_view msg);
+  void SyntaxError() { Error(protocol::err::kSyntax); }
+  void WrongType() { Error(protocol::err::kWrongType); }
+  bool failed() const { return failed_; }
+
+  // Parses argument i as an int64; on failure replies Redis's error and
+  // returns false.
+  bool IntArg(size_t i, int64_t* out);
+  bool DoubleArg(size_t i, double* out);
+
+  // Records that the command changed `n` things. A write command that
+  // reported changes is propagated to the AOF and replicas.
+  void Dirty(int64_t n = 1) { dirty_ += n; }
+  int64_t dirty() const { return dirty_; }
+  // Propagate `cmd` instead of the arguments as received (for commands whose
+  // effect must be logged in a deterministic form). May be called more than
+  // once to log several records.
+  void PropagateAs(std::vector<std::string> cmd) { rewritten_.push_back(std::move(cmd)); }
+  const std::vector<std::vector<std::string>>& rewritten() const { return rewritten_; }
+  // Declares a key as modified beyond those named by the spec's key
+  // positions (e.g. RENAME's target), so WATCHers see the change.
+  void Touched(int db, std::string_view key) { touched_.push_back({db, std::string(key)}); }
+  const std::vector<WatchedKey>& touched() const { return touched_; }
+
+ private:
+  bool failed_ = false;
+  int64_t dirty_ = 0;
+  std::vector<std::vector<std::string>> rewritten_;
+  std::vector<WatchedKey> touched_;
+};
+
+// Parses a whole string as int64 in Redis's strict form.
+bool ParseInt64(std::string_view s, int64_t* out);
+// Parses a double as Redis does (accepts inf, rejects nan and trailing junk).
+bool ParseDouble(std::string_view s, double* out);
+// Case-insensitive ASCII comparison.
+bool EqualsIgnoreCase(std::string_view a, std::string_view b);
+
+}  // namespace feedkv::server

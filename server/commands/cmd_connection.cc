@@ -1,0 +1,325 @@
+// Connection commands: PING, ECHO, HELLO, AUTH, SELECT, QUIT, RESET, CLIENT,
+// READONLY, READWRITE.
+#include <fmt/format.h>
+
+#include "server/command_context.h"
+#include "server/network.h"
+#include "server/server.h"
+#include "server/startup.h"
+
+namespace feedkv::server {
+
+namespace {
+
+void Ping(CommandContext& ctx) {
+  if (ctx.argc() > 2) {
+    ctx.Error("ERR wrong number of arguments for 'ping' command");
+    return;
+  }
+  if (ctx.argc() == 2) {
+    ctx.reply.Bulk(ctx.arg(1));
+  } else {
+    ctx.reply.Simple("PONG");
+  }
+}
+
+void Echo(CommandContext& ctx) { ctx.reply.Bulk(ctx.arg(1)); }
+
+bool CheckPassword(CommandContext& ctx, std::string_view user, std::string_view pass) {
+  const std::string& required = ctx.server.cfg().requirepass;
+  if (required.empty()) {
+    // Redis: the default user has no password; AUTH with one user arg fails.
+    if (user == "default" || user.empty()) return true;
+    return false;
+  }
+  return (user.empty() || user == "default") && pass == required;
+}
+
+void Auth(CommandContext& ctx) {
+  if (ctx.argc() > 3) {
+    ctx.SyntaxError();
+    return;
+  }
+  std::string_view user = ctx.argc() == 3 ? ctx.arg(1) : "";
+  std::string_view pass = ctx.argc() == 3 ? ctx.arg(2) : ctx.arg(1);
+  if (ctx.argc() == 2 && ctx.server.cfg().requirepass.empty()) {
+    ctx.Error(protocol::err::kAuthNotConfigured);
+    return;
+  }
+  if (!CheckPassword(ctx, user, pass) || (ctx.argc() == 3 && ctx.server.cfg().requirepass.empty() && user != "default")) {
+    ctx.Error(protocol::err::kWrongPass);
+    return;
+  }
+  ctx.client.authenticated = true;
+  ctx.reply.Ok();
+}
+
+void WriteHelloMap(CommandContext& ctx) {
+  auto& r = ctx.reply;
+  r.MapHeader(7);
+  r.Bulk("server");
+  r.Bulk("redis");
+  r.Bulk("version");
+  r.Bulk(kRedisCompatVersion);
+  r.Bulk("proto");
+  r.Integer(ctx.client.resp);
+  r.Bulk("id");
+  r.Integer(static_cast<int64_t>(ctx.client.id));
+  r.Bulk("mode");
+  r.Bulk("standalone");
+  r.Bulk("role");
+  r.Bulk("master");
+  r.Bulk("modules");
+  r.ArrayHeader(0);
+}
+
+void Hello(CommandContext& ctx) {
+  int proto = ctx.client.resp;
+  size_t i = 1;
+  if (ctx.argc() >= 2) {
+    int64_t v;
+    if (!ParseInt64(ctx.arg(1), &v)) {
+      ctx.Error("ERR Protocol version is not an integer or out of range");
+      return;
+    }
+    if (v < 2 || v > 3) {
+      ctx.Error(protocol::err::kNoProto);
+      return;
+    }
+    proto = static_cast<int>(v);
+    i = 2;
+  }
+  std::string setname;
+  bool has_setname = false;
+  for (; i < ctx.argc(); i++) {
+    if (EqualsIgnoreCase(ctx.arg(i), "AUTH") && i + 2 < ctx.argc()) {
+      std::string_view user = ctx.arg(i + 1), pass = ctx.arg(i + 2);
+      bool ok = ctx.server.cfg().requirepass.empty() ? user == "default"
+                                                     : CheckPassword(ctx, user, pass);
+      if (!ok) {
+        ctx.Error(protocol::err::kWrongPass);
+        return;
+      }
+      ctx.client.authenticated = true;
+      i += 2;
+    } else if (EqualsIgnoreCase(ctx.arg(i), "SETNAME") && i + 1 < ctx.argc()) {
+      setname = std::string(ctx.arg(i + 1));
+      has_setname = true;
+      i += 1;
+    } else {
+      ctx.Error(fmt::format("ERR Syntax error in HELLO option '{}'", ctx.arg(i)));
+      return;
+    }
+  }
+  if (!ctx.client.authenticated) {
+    ctx.Error("NOAUTH HELLO must be called with the client already authenticated, otherwise "
+              "the HELLO <proto> AUTH <user> <pass> option can be used to authenticate the "
+              "client and select the RESP protocol version at the same time");
+    return;
+  }
+  if (has_setname) ctx.client.name = setname;
+  ctx.client.resp = proto;
+  ctx.reply = protocol::ReplyWriter(&ctx.client.out, proto);
+  WriteHelloMap(ctx);
+}
+
+void Select(CommandContext& ctx) {
+  int64_t idx;
+  if (!ParseInt64(ctx.arg(1), &idx)) {
+    ctx.Error(protocol::err::kInvalidDbIndex);
+    return;
+  }
+  if (idx < 0 || idx >= ctx.server.num_dbs()) {
+    ctx.Error(protocol::err::kDbIndexOutOfRange);
+    return;
+  }
+  ctx.client.db = static_cast<int>(idx);
+  ctx.reply.Ok();
+}
+
+void Quit(CommandContext& ctx) {
+  ctx.reply.Ok();
+  ctx.client.close_after_reply = true;
+}
+
+void Reset(CommandContext& ctx) {
+  Client& c = ctx.client;
+  ctx.server.UnwatchAll(c);
+  c.in_multi = c.multi_error = false;
+  c.queued.clear();
+  c.db = 0;
+  c.resp = 2;
+  c.name.clear();
+  c.reply_mode = Client::ReplyMode::kOn;
+  c.no_evict = false;
+  if (c.monitor) {
+    ctx.server.RemoveMonitor(&c);
+    c.monitor = false;
+  }
+  c.authenticated = ctx.server.cfg().requirepass.empty();
+  ctx.reply = protocol::ReplyWriter(&c.out, 2);
+  ctx.reply.Simple("RESET");
+}
+
+void OkReply(CommandContext& ctx) { ctx.reply.Ok(); }
+
+std::string ClientInfoLine(const Server& server, const Client& c) {
+  int64_t now = NowMs();
+  std::string flags = c.monitor ? "O" : (c.in_multi ? "x" : "N");
+  return fmt::format(
+      "id={} addr={} laddr={} fd={} name={} age={} idle={} flags={} db={} sub=0 psub=0 ssub=0 "
+      "multi={} qbuf={} qbuf-free=0 argv-mem=0 multi-mem=0 rbs=16384 rbp=0 obl=0 oll=0 omem={} "
+      "tot-mem={} events=r cmd={} user=default redir=-1 resp={} lib-name={} lib-ver={}",
+      c.id, c.addr, c.laddr, c.fd, c.name, (now - c.created_ms) / 1000,
+      (now - c.last_interaction_ms) / 1000, flags, c.db,
+      c.in_multi ? static_cast<int64_t>(c.queued.size()) : -1, c.query_buffer_size, c.out.size(),
+      c.out.capacity() + 1024, c.last_command.empty() ? "NULL" : c.last_command, c.resp,
+      c.lib_name, c.lib_ver);
+  (void)server;
+}
+
+bool ValidClientName(std::string_view n) {
+  for (char ch : n) {
+    if (ch < '!' || ch > '~') return false;
+  }
+  return true;
+}
+
+void ClientCmd(CommandContext& ctx) {
+  std::string_view sub = ctx.arg(1);
+  Client& c = ctx.client;
+  auto& r = ctx.reply;
+  if (EqualsIgnoreCase(sub, "ID") && ctx.argc() == 2) {
+    r.Integer(static_cast<int64_t>(c.id));
+  } else if (EqualsIgnoreCase(sub, "SETNAME") && ctx.argc() == 3) {
+    if (!ValidClientName(ctx.arg(2))) {
+      ctx.Error("ERR Client names cannot contain spaces, newlines or special characters.");
+      return;
+    }
+    c.name = std::string(ctx.arg(2));
+    r.Ok();
+  } else if (EqualsIgnoreCase(sub, "GETNAME") && ctx.argc() == 2) {
+    if (c.name.empty()) {
+      r.Null();
+    } else {
+      r.Bulk(c.name);
+    }
+  } else if (EqualsIgnoreCase(sub, "SETINFO") && ctx.argc() == 4) {
+    std::string_view attr = ctx.arg(2);
+    if (!ValidClientName(ctx.arg(3))) {
+      ctx.Error(fmt::format("ERR {} cannot contain spaces, newlines or special characters.", attr));
+      return;
+    }
+    if (EqualsIgnoreCase(attr, "LIB-NAME")) {
+      c.lib_name = std::string(ctx.arg(3));
+    } else if (EqualsIgnoreCase(attr, "LIB-VER")) {
+      c.lib_ver = std::string(ctx.arg(3));
+    } else {
+      ctx.Error(fmt::format("ERR Unrecognized option '{}'", attr));
+      return;
+    }
+    r.Ok();
+  } else if (EqualsIgnoreCase(sub, "INFO") && ctx.argc() == 2) {
+    r.Verbatim(ClientInfoLine(ctx.server, c) + "\n");
+  } else if (EqualsIgnoreCase(sub, "LIST")) {
+    std::string out;
+    for (const auto& [id, conn] : ctx.server.connections()) {
+      out += ClientInfoLine(ctx.server, conn->client()) + "\n";
+    }
+    r.Verbatim(out);
+  } else if (EqualsIgnoreCase(sub, "KILL") && ctx.argc() >= 3) {
+    // CLIENT KILL addr | CLIENT KILL ID id | ADDR addr | LADDR addr | SKIPME yes/no
+    bool old_form = ctx.argc() == 3;
+    std::vector<Connection*> victims;
+    bool skipme = true;
+    for (const auto& [id, conn] : ctx.server.connections()) {
+      const Client& o = conn->client();
+      bool match = true;
+      if (old_form) {
+        match = o.addr == ctx.arg(2);
+      } else {
+        for (size_t i = 2; i + 1 < ctx.argc(); i += 2) {
+          std::string_view k = ctx.arg(i), v = ctx.arg(i + 1);
+          if (EqualsIgnoreCase(k, "ID")) {
+            match &= std::to_string(o.id) == v;
+          } else if (EqualsIgnoreCase(k, "ADDR")) {
+            match &= o.addr == v;
+          } else if (EqualsIgnoreCase(k, "LADDR")) {
+            match &= o.laddr == v;
+          } else if (EqualsIgnoreCase(k, "USER")) {
+            match &= v == "default";
+          } else if (EqualsIgnoreCase(k, "SKIPME")) {
+            skipme = EqualsIgnoreCase(v, "yes");
+          } else if (EqualsIgnoreCase(k, "TYPE")) {
+            match &= EqualsIgnoreCase(v, "normal") || (EqualsIgnoreCase(v, "pubsub") && false);
+          } else {
+            ctx.SyntaxError();
+            return;
+          }
+        }
+        if ((ctx.argc() - 2) % 2 != 0) {
+          ctx.SyntaxError();
+          return;
+        }
+      }
+      if (match && (!skipme || &o != &c || old_form)) victims.push_back(conn);
+    }
+    if (old_form && victims.empty()) {
+      ctx.Error("ERR No such client");
+      return;
+    }
+    for (Connection* v : victims) {
+      if (&v->client() == &c) {
+        c.close_after_reply = true;
+      } else {
+        v->Close();
+      }
+    }
+    if (old_form) {
+      r.Ok();
+    } else {
+      r.Integer(static_cast<int64_t>(victims.size()));
+    }
+  } else if (EqualsIgnoreCase(sub, "NO-EVICT") && ctx.argc() == 3) {
+    c.no_evict = EqualsIgnoreCase(ctx.arg(2), "on");
+    r.Ok();
+  } else if (EqualsIgnoreCase(sub, "NO-TOUCH") && ctx.argc() == 3) {
+    r.Ok();
+  } else if (EqualsIgnoreCase(sub, "REPLY") && ctx.argc() == 3) {
+    std::string_view m = ctx.arg(2);
+    if (EqualsIgnoreCase(m, "ON")) {
+      c.reply_mode = Client::ReplyMode::kOn;
+      r.Ok();
+    } else if (EqualsIgnoreCase(m, "OFF")) {
+      c.reply_mode = Client::ReplyMode::kOff;
+    } else if (EqualsIgnoreCase(m, "SKIP")) {
+      if (c.reply_mode == Client::ReplyMode::kOn) c.reply_mode = Client::ReplyMode::kSkip;
+    } else {
+      ctx.SyntaxError();
+    }
+  } else {
+    ctx.Error(fmt::format("ERR unknown subcommand or wrong number of arguments for '{}'. Try CLIENT HELP.", sub));
+  }
+}
+
+constexpr uint32_t kConn = kNoScript | kLoading | kStale | kFast | kAllowBusy;
+
+const CommandSpec kCommands[] = {
+    {"ping", -1, kFast | kStale | kLoading, 0, 0, 0, Ping, "Returns the server's liveliness response.", "connection"},
+    {"echo", 2, kFast | kLoading | kStale, 0, 0, 0, Echo, "Returns the given string.", "connection"},
+    {"auth", -2, kConn | kNoAuth | kNoMulti, 0, 0, 0, Auth, "Authenticates the connection.", "connection"},
+    {"hello", -1, kConn | kNoAuth | kNoMulti, 0, 0, 0, Hello, "Handshakes with the server.", "connection"},
+    {"select", 2, kLoading | kStale | kFast, 0, 0, 0, Select, "Changes the selected database.", "connection"},
+    {"quit", -1, kConn | kNoAuth | kNoMulti, 0, 0, 0, Quit, "Closes the connection.", "connection"},
+    {"reset", 1, kConn | kNoAuth | kNoMulti, 0, 0, 0, Reset, "Resets the connection.", "connection"},
+    {"client", -2, kAdmin | kNoScript | kLoading | kStale, 0, 0, 0, ClientCmd, "A container for client connection commands.", "connection",
+     "id setname getname setinfo info list kill no-evict no-touch reply"},
+    {"readonly", 1, kFast | kLoading | kStale, 0, 0, 0, OkReply, "Enables read-only queries for a connection to a Redis Cluster replica node.", "cluster"},
+    {"readwrite", 1, kFast | kLoading | kStale, 0, 0, 0, OkReply, "Enables read-write queries for a connection to a Reids Cluster replica node.", "cluster"},
+};
+
+}  // namespace
+
+std::span<const CommandSpec> ConnectionCommands() { return kCommands; }
+
+}  // namespace feedkv::server

@@ -1,0 +1,9 @@
+// Transaction commands. (Family not yet implemented.)
+#include "server/command_context.h"
+#include "server/server.h"
+
+namespace feedkv::server {
+
+std::span<const CommandSpec> TransactionCommands() { return {}; }
+
+}  // namespace feedkv::server

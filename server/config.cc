@@ -1,0 +1,379 @@
+#include "server/config.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <charconv>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include "protocol/resp_parser.h"
+
+namespace feedkv::server {
+
+namespace {
+
+std::string Lower(std::string_view s) {
+  std::string r(s);
+  std::transform(r.begin(), r.end(), r.begin(), [](unsigned char c) { return std::tolower(c); });
+  return r;
+}
+
+bool ParseInt(std::string_view s, int64_t* out) {
+  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), *out);
+  return !s.empty() && ec == std::errc() && p == s.data() + s.size();
+}
+
+std::string FormatDoubleValue(double d) {
+  std::string s = fmt::format("{}", d);
+  return s;
+}
+
+// Quotes a value for the config file when it has spaces or is empty.
+std::string QuoteIfNeeded(const std::string& v) {
+  if (!v.empty() && v.find_first_of(" \t\"'") == std::string::npos) return v;
+  std::string r = "\"";
+  for (char c : v) {
+    if (c == '"' || c == '\\') r.push_back('\\');
+    r.push_back(c);
+  }
+  return r + "\"";
+}
+
+}  // namespace
+
+bool ParseMemory(std::string_view s, int64_t* out) {
+  std::string l = Lower(s);
+  int64_t mul = 1;
+  auto ends = [&](std::string_view suf) {
+    return l.size() > suf.size() && l.compare(l.size() - suf.size(), suf.size(), suf) == 0;
+  };
+  struct Unit { const char* suf; int64_t mul; };
+  static const Unit kUnits[] = {{"gb", 1ll << 30}, {"mb", 1ll << 20}, {"kb", 1ll << 10},
+                                {"g", 1000000000}, {"m", 1000000},   {"k", 1000},
+                                {"b", 1}};
+  for (const Unit& u : kUnits) {
+    if (ends(u.suf)) {
+      mul = u.mul;
+      l.resize(l.size() - std::string_view(u.suf).size());
+      break;
+    }
+  }
+  int64_t v;
+  if (!ParseInt(l, &v)) return false;
+  if (v != 0 && (v > INT64_MAX / mul || v < INT64_MIN / mul)) return false;
+  *out = v * mul;
+  return true;
+}
+
+bool GlobMatch(std::string_view p, std::string_view s, bool nocase) {
+  auto eq = [nocase](char a, char b) {
+    return nocase ? std::tolower(static_cast<unsigned char>(a)) ==
+                        std::tolower(static_cast<unsigned char>(b))
+                  : a == b;
+  };
+  size_t pi = 0, si = 0;
+  while (pi < p.size()) {
+    char c = p[pi];
+    if (c == '*') {
+      while (pi + 1 < p.size() && p[pi + 1] == '*') pi++;
+      if (pi + 1 == p.size()) return true;
+      for (size_t k = si; k <= s.size(); k++) {
+        if (GlobMatch(p.substr(pi + 1), s.substr(k), nocase)) return true;
+      }
+      return false;
+    }
+    if (si >= s.size()) return false;
+    if (c == '?') {
+      pi++;
+      si++;
+      continue;
+    }
+    if (c == '[') {
+      size_t q = pi + 1;
+      bool negate = q < p.size() && p[q] == '^';
+      if (negate) q++;
+      bool match = false;
+      while (q < p.size() && p[q] != ']') {
+        if (p[q] == '\\' && q + 1 < p.size()) {
+          q++;
+          if (eq(p[q], s[si])) match = true;
+        } else if (q + 2 < p.size() && p[q + 1] == '-' && p[q + 2] != ']') {
+          char lo = p[q], hi = p[q + 2];
+          if (lo > hi) std::swap(lo, hi);
+          char ch = s[si];
+          if (nocase) {
+            ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+            lo = static_cast<char>(std::tolower(static_cast<unsigned char>(lo)));
+            hi = static_cast<char>(std::tolower(static_cast<unsigned char>(hi)));
+          }
+          if (ch >= lo && ch <= hi) match = true;
+          q += 2;
+        } else if (eq(p[q], s[si])) {
+          match = true;
+        }
+        q++;
+      }
+      if (negate) match = !match;
+      if (!match) return false;
+      pi = q < p.size() ? q + 1 : q;
+      si++;
+      continue;
+    }
+    if (c == '\\' && pi + 1 < p.size()) {
+      pi++;
+      c = p[pi];
+    }
+    if (!eq(c, s[si])) return false;
+    pi++;
+    si++;
+  }
+  return si == s.size();
+}
+
+void Config::Add(const std::string& name, Entry e) {
+  e.default_value = e.get();
+  entries_[name] = std::move(e);
+}
+
+void Config::Int(const std::string& name, int64_t* f, int64_t min, int64_t max, bool mut) {
+  Add(name, {[f, min, max, name](std::string_view v) {
+               int64_t x;
+               if (!ParseInt(v, &x) && !ParseMemory(v, &x)) {
+                 return Status::InvalidArgument(fmt::format("argument couldn't be parsed into an integer"));
+               }
+               if (x < min || x > max) {
+                 return Status::InvalidArgument(
+                     fmt::format("argument must be between {} and {} inclusive", min, max));
+               }
+               *f = x;
+               return Status::OK();
+             },
+             [f] { return std::to_string(*f); }, mut, {}});
+}
+
+void Config::Memory(const std::string& name, int64_t* f, bool mut) {
+  Add(name, {[f](std::string_view v) {
+               int64_t x;
+               if (!ParseMemory(v, &x) || x < 0) {
+                 return Status::InvalidArgument("argument must be a memory value");
+               }
+               *f = x;
+               return Status::OK();
+             },
+             [f] { return std::to_string(*f); }, mut, {}});
+}
+
+void Config::Bool(const std::string& name, bool* f, bool mut) {
+  Add(name, {[f](std::string_view v) {
+               std::string l = Lower(v);
+               if (l == "yes") {
+                 *f = true;
+               } else if (l == "no") {
+                 *f = false;
+               } else {
+                 return Status::InvalidArgument("argument must be 'yes' or 'no'");
+               }
+               return Status::OK();
+             },
+             [f] { return std::string(*f ? "yes" : "no"); }, mut, {}});
+}
+
+void Config::Str(const std::string& name, std::string* f, bool mut) {
+  Add(name, {[f](std::string_view v) {
+               *f = std::string(v);
+               return Status::OK();
+             },
+             [f] { return *f; }, mut, {}});
+}
+
+void Config::Enum(const std::string& name, std::string* f, std::vector<std::string> allowed,
+                  bool mut) {
+  Add(name, {[f, allowed](std::string_view v) {
+               std::string l = Lower(v);
+               if (std::find(allowed.begin(), allowed.end(), l) == allowed.end()) {
+                 return Status::InvalidArgument("argument(s) must be one of the following: " +
+                                                fmt::format("{}", fmt::join(allowed, ", ")));
+               }
+               *f = l;
+               return Status::OK();
+             },
+             [f] { return *f; }, mut, {}});
+}
+
+void Config::Double(const std::string& name, double* f, double min, double max, bool mut) {
+  Add(name, {[f, min, max](std::string_view v) {
+               double x;
+               auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), x);
+               if (v.empty() || ec != std::errc() || p != v.data() + v.size()) {
+                 return Status::InvalidArgument("argument couldn't be parsed into a number");
+               }
+               if (x < min || x > max) {
+                 return Status::InvalidArgument(
+                     fmt::format("argument must be between {} and {} inclusive", min, max));
+               }
+               *f = x;
+               return Status::OK();
+             },
+             [f] { return FormatDoubleValue(*f); }, mut, {}});
+}
+
+Config::Config() {
+  ServerConfig& c = values_;
+  Int("port", &c.port, 0, 65535, false);
+  Str("bind", &c.bind, false);
+  Str("unixsocket", &c.unixsocket, false);
+  Int("unixsocketperm", &c.unixsocketperm, 0, 0777, false);
+  Int("maxclients", &c.maxclients, 1, 1000000, true);
+  Int("timeout", &c.timeout, 0, INT32_MAX, true);
+  Int("tcp-keepalive", &c.tcp_keepalive, 0, INT32_MAX, true);
+  Int("tcp-backlog", &c.tcp_backlog, 0, INT32_MAX, false);
+  Bool("protected-mode", &c.protected_mode, true);
+  Memory("proto-max-bulk-len", &c.proto_max_bulk_len, true);
+  Memory("client-query-buffer-limit", &c.client_query_buffer_limit, true);
+  Str("client-output-buffer-limit", &c.client_output_buffer_limit, true);
+  Int("databases", &c.databases, 1, 1024 * 1024, false);
+  Str("dir", &c.dir, true);
+  Str("logfile", &c.logfile, false);
+  Enum("loglevel", &c.loglevel, {"debug", "verbose", "notice", "warning", "nothing"}, true);
+  Str("pidfile", &c.pidfile, false);
+  Bool("daemonize", &c.daemonize, false);
+  Str("requirepass", &c.requirepass, true);
+  Int("hz", &c.hz, 1, 500, true);
+  Int("slowlog-log-slower-than", &c.slowlog_log_slower_than, -1, INT64_MAX, true);
+  Int("slowlog-max-len", &c.slowlog_max_len, 0, INT32_MAX, true);
+  Int("latency-monitor-threshold", &c.latency_monitor_threshold, 0, INT64_MAX, true);
+  Memory("maxmemory", &c.maxmemory, true);
+  Enum("maxmemory-policy", &c.maxmemory_policy,
+       {"noeviction", "allkeys-lru", "volatile-lru", "allkeys-lfu", "volatile-lfu",
+        "allkeys-random", "volatile-random", "volatile-ttl"},
+       true);
+  Bool("appendonly", &c.appendonly, true);
+  Enum("appendfsync", &c.appendfsync, {"always", "everysec", "no"}, true);
+  Str("appendfilename", &c.appendfilename, false);
+  Str("appenddirname", &c.appenddirname, false);
+  Memory("aof-segment-size", &c.aof_segment_size, true);
+  Int("aof-retain-segments", &c.aof_retain_segments, 0, 1000000, true);
+  Bool("aof-load-truncated", &c.aof_load_truncated, true);
+  Str("save", &c.save, true);
+  Str("dbfilename", &c.dbfilename, true);
+  Bool("rdbcompression", &c.rdbcompression, true);
+  Bool("rdbchecksum", &c.rdbchecksum, true);
+  Bool("stop-writes-on-bgsave-error", &c.stop_writes_on_bgsave_error, true);
+  Str("replicaof", &c.replicaof, true);
+  Bool("replica-read-only", &c.replica_read_only, true);
+  Double("longset-max-fill", &c.longset_max_fill, 0.1, 0.99, true);
+  Double("longset-growth-factor", &c.longset_growth_factor, 1.05, 4.0, true);
+  Bool("longset-auto-grow", &c.longset_auto_grow, true);
+  Memory("counter-table-size", &c.counter_table_size, true);
+  Double("counter-table-max-fill", &c.counter_table_max_fill, 0.1, 0.99, true);
+  Int("counter-max-probes", &c.counter_max_probes, 1, 1 << 20, true);
+  Int("set-max-intset-entries", &c.set_max_intset_entries, 0, INT64_MAX, true);
+  Int("set-max-listpack-entries", &c.set_max_listpack_entries, 0, INT64_MAX, true);
+}
+
+Status Config::Set(std::string_view name, std::string_view value, bool at_runtime) {
+  std::string key = Lower(name);
+  if (key == "slaveof") key = "replicaof";
+  auto it = entries_.find(key);
+  if (it == entries_.end()) {
+    return Status::InvalidArgument(fmt::format("Unknown option or number of arguments for CONFIG SET - '{}'", name));
+  }
+  if (at_runtime && !it->second.mutable_at_runtime) {
+    return Status::InvalidArgument(fmt::format("CONFIG SET failed (possibly related to argument '{}') - can't set immutable config", key));
+  }
+  Status s = it->second.set(value);
+  if (!s.ok()) {
+    return Status::InvalidArgument(fmt::format("CONFIG SET failed (possibly related to argument '{}') - {}", key, s.message()));
+  }
+  if (at_runtime && on_change_) on_change_(key);
+  return Status::OK();
+}
+
+std::vector<std::pair<std::string, std::string>> Config::Get(std::string_view pattern) const {
+  std::vector<std::pair<std::string, std::string>> out;
+  for (const auto& [name, e] : entries_) {
+    if (GlobMatch(pattern, name, true)) out.emplace_back(name, e.get());
+  }
+  return out;
+}
+
+bool Config::Exists(std::string_view name) const { return entries_.count(Lower(name)) > 0; }
+
+Status Config::LoadFile(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return Status::IOError(fmt::format("can't open config file '{}'", path));
+  file_ = path;
+  std::string line;
+  int lineno = 0;
+  while (std::getline(in, line)) {
+    lineno++;
+    std::vector<std::string> argv;
+    if (!protocol::SplitInlineArgs(line, &argv)) {
+      return Status::InvalidArgument(fmt::format("{}:{}: unbalanced quotes", path, lineno));
+    }
+    if (argv.empty() || argv[0][0] == '#') continue;
+    std::string value;
+    for (size_t i = 1; i < argv.size(); i++) value += (i > 1 ? " " : "") + argv[i];
+    Status s = Set(argv[0], value, false);
+    if (!s.ok()) {
+      return Status::InvalidArgument(fmt::format("{}:{}: {}", path, lineno, s.message()));
+    }
+  }
+  return Status::OK();
+}
+
+Status Config::ApplyArgs(const std::vector<std::string>& args) {
+  for (size_t i = 0; i < args.size();) {
+    if (args[i].rfind("--", 0) != 0) {
+      return Status::InvalidArgument(fmt::format("unexpected argument '{}'", args[i]));
+    }
+    std::string name = args[i].substr(2);
+    std::string value;
+    size_t j = i + 1;
+    for (; j < args.size() && args[j].rfind("--", 0) != 0; j++) {
+      value += (j > i + 1 ? " " : "") + args[j];
+    }
+    Status s = Set(name, value, false);
+    if (!s.ok()) return s;
+    i = j;
+  }
+  return Status::OK();
+}
+
+Status Config::Rewrite() const {
+  if (file_.empty()) {
+    return Status::InvalidArgument("The server is running without a config file");
+  }
+  std::ifstream in(file_);
+  std::vector<std::string> lines;
+  std::set<std::string> written;
+  std::string line;
+  while (std::getline(in, line)) {
+    std::vector<std::string> argv;
+    if (protocol::SplitInlineArgs(line, &argv) && !argv.empty() && argv[0][0] != '#') {
+      std::string key = Lower(argv[0]);
+      auto it = entries_.find(key);
+      if (it != entries_.end()) {
+        if (written.insert(key).second) lines.push_back(key + " " + QuoteIfNeeded(it->second.get()));
+        continue;  // duplicates of a rewritten directive are dropped
+      }
+    }
+    lines.push_back(line);
+  }
+  for (const auto& [name, e] : entries_) {
+    std::string v = e.get();
+    if (!written.count(name) && v != e.default_value) lines.push_back(name + " " + QuoteIfNeeded(v));
+  }
+  std::string tmp = file_ + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::trunc);
+    for (const auto& l : lines) out << l << "\n";
+    if (!out.flush()) return Status::IOError("can't write " + tmp);
+  }
+  if (std::rename(tmp.c_str(), file_.c_str()) != 0) return Status::IOError("rename failed");
+  return Status::OK();
+}
+
+}  // namespace feedkv::server

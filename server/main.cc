@@ -1,0 +1,57 @@
+// feedkv-server [path/to/feedkv.conf] [--name value ...]
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/signal_set.hpp>
+#include <csignal>
+#include <cstdio>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "server/config.h"
+#include "server/server.h"
+#include "server/startup.h"
+
+int main(int argc, char** argv) {
+  using namespace feedkv::server;
+  Config config;
+  std::vector<std::string> args(argv + 1, argv + argc);
+  if (!args.empty() && (args[0] == "-v" || args[0] == "--version")) {
+    std::printf("feedkv-server v=%s\n", kFeedkvVersion);
+    return 0;
+  }
+  if (!args.empty() && args[0].rfind("--", 0) != 0) {
+    feedkv::Status s = config.LoadFile(args[0]);
+    if (!s.ok()) {
+      std::fprintf(stderr, "*** FATAL CONFIG FILE ERROR *** %s\n", s.ToString().c_str());
+      return 1;
+    }
+    args.erase(args.begin());
+  }
+  feedkv::Status s = config.ApplyArgs(args);
+  if (!s.ok()) {
+    std::fprintf(stderr, "*** FATAL CONFIG ERROR *** %s\n", s.ToString().c_str());
+    return 1;
+  }
+  boost::asio::io_context io(1);
+  Server server(io, std::move(config));
+  if (!server.cfg().pidfile.empty()) {
+    std::ofstream(server.cfg().pidfile) << getpid() << "\n";
+  }
+  // Subsystems (persistence, ...) attach here, before the first client.
+  if (!AttachSubsystems(server)) return 1;
+  if (!server.Start()) return 1;
+  boost::asio::signal_set signals(io, SIGINT, SIGTERM);
+  signals.async_wait([&](const boost::system::error_code& ec, int sig) {
+    if (ec) return;
+    server.Log(3, sig == SIGINT ? "Received SIGINT scheduling shutdown..."
+                                : "Received SIGTERM scheduling shutdown...");
+    server.Shutdown();
+  });
+  std::signal(SIGPIPE, SIG_IGN);
+  io.run();
+  if (!server.cfg().pidfile.empty()) ::unlink(server.cfg().pidfile.c_str());
+  return 0;
+}

@@ -1,0 +1,285 @@
+#include "server/network.h"
+
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <boost/asio/write.hpp>
+
+#include "protocol/error_text.h"
+#include "protocol/reply_writer.h"
+#include "server/server.h"
+
+namespace feedkv::server {
+
+namespace {
+constexpr size_t kReadChunk = 16 * 1024;
+// Past this many unsent bytes a connection stops reading new commands.
+constexpr size_t kPauseReadingAt = 64 * 1024 * 1024;
+}  // namespace
+
+Connection::Connection(Server& server, Socket socket, std::string addr, std::string laddr)
+    : server_(server), socket_(std::move(socket)) {
+  client_.id = server.NextClientId();
+  client_.addr = std::move(addr);
+  client_.laddr = std::move(laddr);
+  client_.fd = socket_.native_handle();
+  client_.created_ms = client_.last_interaction_ms = NowMs();
+  client_.authenticated = server.cfg().requirepass.empty();
+}
+
+Connection::~Connection() = default;
+
+void Connection::Start() {
+  server_.AddConnection(this);
+  DoRead();
+}
+
+void Connection::DoRead() {
+  if (closed_ || read_in_flight_ || stop_reading_) return;
+  if (client_.out.size() + writing_.size() > kPauseReadingAt) {
+    reading_paused_ = true;
+    return;
+  }
+  reading_paused_ = false;
+  // Compact consumed bytes, then make room for the next read (or for the
+  // whole of a large bulk the parser is waiting for).
+  if (in_start_ > 0) {
+    in_.erase(0, in_start_);
+    in_len_ -= in_start_;
+    in_start_ = 0;
+  }
+  size_t want = kReadChunk;
+  uint64_t bulk = parser_.pending_bulk_len();
+  if (bulk > want && bulk < static_cast<uint64_t>(server_.cfg().client_query_buffer_limit)) {
+    want = static_cast<size_t>(bulk) + 2;
+  }
+  if (in_.size() < in_len_ + want) in_.resize(in_len_ + want);
+  read_in_flight_ = true;
+  auto self = shared_from_this();
+  socket_.async_read_some(boost::asio::buffer(in_.data() + in_len_, in_.size() - in_len_),
+                          [self](const boost::system::error_code& ec, size_t n) {
+                            self->OnRead(ec, n);
+                          });
+}
+
+void Connection::OnRead(const boost::system::error_code& ec, size_t n) {
+  read_in_flight_ = false;
+  if (closed_) return;
+  if (ec) {
+    Close();
+    return;
+  }
+  in_len_ += n;
+  client_.net_in += n;
+  server_.stats().net_input_bytes += n;
+  client_.last_interaction_ms = NowMs();
+  ProcessInput();
+  if (closed_) return;
+  if (in_len_ - in_start_ > static_cast<size_t>(server_.cfg().client_query_buffer_limit)) {
+    server_.Log(3, "Closing client that reached max query buffer length");
+    server_.stats().client_query_buffer_limit_disconnections++;
+    Close();
+    return;
+  }
+  Flush();
+  DoRead();
+}
+
+void Connection::ProcessInput() {
+  protocol::ParserLimits limits;
+  limits.max_bulk_len = static_cast<uint64_t>(server_.cfg().proto_max_bulk_len);
+  parser_.set_limits(limits);
+  while (!closed_ && !stop_reading_ && in_start_ < in_len_) {
+    size_t consumed = 0;
+    std::string_view buf(in_.data() + in_start_, in_len_ - in_start_);
+    auto r = parser_.Parse(buf, &consumed);
+    if (r == protocol::RespParser::Result::kNeedMore) break;
+    if (r == protocol::RespParser::Result::kError) {
+      protocol::ReplyWriter w(&client_.out, client_.resp);
+      w.Error(parser_.error());
+      server_.CountError(parser_.error());
+      server_.Log(1, "Protocol error from client " + client_.addr + ": " + parser_.error());
+      stop_reading_ = true;
+      client_.close_after_reply = true;
+      in_start_ = in_len_;
+      break;
+    }
+    in_start_ += consumed;
+    const auto& args = parser_.args();
+    if (args.empty()) continue;
+    server_.Execute(client_, args);
+    if (client_.close_after_reply) {
+      stop_reading_ = true;
+      break;
+    }
+  }
+  client_.query_buffer_size = in_len_ - in_start_;
+}
+
+bool Connection::OutputOverLimit() const {
+  // client-output-buffer-limit "normal <hard> <soft> <secs> ...": only the
+  // hard limit of the normal class applies to ordinary clients.
+  const std::string& spec = server_.cfg().client_output_buffer_limit;
+  size_t pos = spec.find("normal ");
+  if (pos == std::string::npos) return false;
+  long long hard = std::atoll(spec.c_str() + pos + 7);
+  return hard > 0 && client_.out.size() + writing_.size() > static_cast<size_t>(hard);
+}
+
+void Connection::Flush() {
+  if (closed_ || write_in_flight_) return;
+  if (OutputOverLimit()) {
+    server_.Log(3, "Client " + client_.addr + " closed for overcoming of output buffer limits.");
+    server_.stats().client_output_buffer_limit_disconnections++;
+    Close();
+    return;
+  }
+  if (client_.out.empty() || client_.reply_barrier > server_.durable_offset()) {
+    if (client_.out.empty() && client_.close_after_reply) Close();
+    return;
+  }
+  writing_.swap(client_.out);
+  client_.out.clear();
+  write_in_flight_ = true;
+  auto self = shared_from_this();
+  boost::asio::async_write(socket_, boost::asio::buffer(writing_),
+                           [self](const boost::system::error_code& ec, size_t n) {
+                             self->OnWritten(ec, n);
+                           });
+}
+
+void Connection::OnWritten(const boost::system::error_code& ec, size_t n) {
+  write_in_flight_ = false;
+  if (closed_) return;
+  if (ec) {
+    Close();
+    return;
+  }
+  client_.net_out += n;
+  server_.stats().net_output_bytes += n;
+  writing_.clear();
+  if (writing_.capacity() > 1024 * 1024) writing_.shrink_to_fit();
+  Flush();
+  if (reading_paused_) DoRead();
+}
+
+void Connection::Close() {
+  if (closed_) return;
+  closed_ = true;
+  boost::system::error_code ignored;
+  socket_.shutdown(Socket::shutdown_both, ignored);
+  socket_.close(ignored);
+  server_.UnwatchAll(client_);
+  if (client_.monitor) server_.RemoveMonitor(&client_);
+  server_.RemoveConnection(this);
+}
+
+// --- Listener ---
+
+std::unique_ptr<Listener> Listener::Tcp(Server& server, const std::string& bind, int port,
+                                        int backlog, std::string* error) {
+  namespace ip = boost::asio::ip;
+  std::unique_ptr<Listener> l(new Listener(server));
+  boost::system::error_code ec;
+  auto addr = ip::make_address(bind == "*" ? "0.0.0.0" : bind, ec);
+  if (ec) {
+    *error = "invalid bind address '" + bind + "'";
+    return nullptr;
+  }
+  ip::tcp::endpoint ep(addr, static_cast<unsigned short>(port));
+  l->tcp_ = std::make_unique<ip::tcp::acceptor>(server.io());
+  l->tcp_->open(ep.protocol(), ec);
+  if (!ec) l->tcp_->set_option(ip::tcp::acceptor::reuse_address(true), ec);
+  if (!ec) l->tcp_->bind(ep, ec);
+  if (!ec) l->tcp_->listen(backlog, ec);
+  if (ec) {
+    *error = "Could not create server TCP listening socket " + bind + ":" + std::to_string(port) +
+             ": " + ec.message();
+    return nullptr;
+  }
+  l->port_ = l->tcp_->local_endpoint().port();
+  l->AcceptTcp();
+  return l;
+}
+
+std::unique_ptr<Listener> Listener::Unix(Server& server, const std::string& path, int perm,
+                                         std::string* error) {
+  namespace local = boost::asio::local;
+  std::unique_ptr<Listener> l(new Listener(server));
+  ::unlink(path.c_str());
+  boost::system::error_code ec;
+  l->unix_ = std::make_unique<local::stream_protocol::acceptor>(server.io());
+  local::stream_protocol::endpoint ep(path);
+  l->unix_->open(ep.protocol(), ec);
+  if (!ec) l->unix_->bind(ep, ec);
+  if (!ec) l->unix_->listen(511, ec);
+  if (ec) {
+    *error = "Failed opening Unix socket " + path + ": " + ec.message();
+    return nullptr;
+  }
+  if (perm != 0) ::chmod(path.c_str(), static_cast<mode_t>(perm));
+  l->unix_path_ = path;
+  l->AcceptUnix();
+  return l;
+}
+
+Listener::~Listener() { Close(); }
+
+void Listener::Close() {
+  boost::system::error_code ignored;
+  if (tcp_) tcp_->close(ignored);
+  if (unix_) {
+    unix_->close(ignored);
+    ::unlink(unix_path_.c_str());
+    unix_.reset();
+  }
+}
+
+void Listener::AcceptTcp() {
+  tcp_->async_accept([this](const boost::system::error_code& ec, boost::asio::ip::tcp::socket s) {
+    if (ec == boost::asio::error::operation_aborted) return;
+    if (!ec) {
+      boost::system::error_code ignored;
+      s.set_option(boost::asio::ip::tcp::no_delay(true), ignored);
+      if (server_.cfg().tcp_keepalive > 0) {
+        s.set_option(boost::asio::socket_base::keep_alive(true), ignored);
+        int secs = static_cast<int>(server_.cfg().tcp_keepalive);
+        ::setsockopt(s.native_handle(), IPPROTO_TCP, TCP_KEEPIDLE, &secs, sizeof(secs));
+      }
+      auto remote = s.remote_endpoint(ignored);
+      auto local = s.local_endpoint(ignored);
+      std::string addr = remote.address().to_string() + ":" + std::to_string(remote.port());
+      std::string laddr = local.address().to_string() + ":" + std::to_string(local.port());
+      Admit(Connection::Socket(std::move(s)), std::move(addr), std::move(laddr));
+    }
+    if (tcp_ && tcp_->is_open()) AcceptTcp();
+  });
+}
+
+void Listener::AcceptUnix() {
+  unix_->async_accept(
+      [this](const boost::system::error_code& ec, boost::asio::local::stream_protocol::socket s) {
+        if (ec == boost::asio::error::operation_aborted) return;
+        if (!ec) Admit(Connection::Socket(std::move(s)), unix_path_ + ":0", unix_path_);
+        if (unix_ && unix_->is_open()) AcceptUnix();
+      });
+}
+
+void Listener::Admit(Connection::Socket socket, std::string addr, std::string laddr) {
+  server_.stats().total_connections_received++;
+  if (static_cast<int64_t>(server_.num_clients()) >= server_.cfg().maxclients) {
+    server_.stats().rejected_connections++;
+    std::string msg = std::string("-") + protocol::err::kMaxClients + "\r\n";
+    boost::system::error_code ignored;
+    boost::asio::write(socket, boost::asio::buffer(msg), ignored);
+    socket.close(ignored);
+    return;
+  }
+  auto conn = std::make_shared<Connection>(server_, std::move(socket), std::move(addr),
+                                           std::move(laddr));
+  conn->Start();
+}
+
+}  // namespace feedkv::server

@@ -1,0 +1,87 @@
+// Listener accepts TCP or Unix-socket clients; Connection moves bytes between
+// one socket and the server: read → parse → Server::Execute → coalesced write.
+//
+// All replies produced while handling one read are sent with one write, so a
+// pipeline of N commands costs about one syscall each way. A connection whose
+// unsent replies grow past a limit stops reading until the client catches up
+// (or is closed, if client-output-buffer-limit says so). Both classes run on
+// the command thread only.
+#pragma once
+
+#include <boost/asio/generic/stream_protocol.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/local/stream_protocol.hpp>
+
+#include <memory>
+#include <string>
+
+#include "protocol/resp_parser.h"
+#include "server/client.h"
+
+namespace feedkv::server {
+
+class Server;
+
+class Connection : public std::enable_shared_from_this<Connection> {
+ public:
+  using Socket = boost::asio::generic::stream_protocol::socket;
+
+  Connection(Server& server, Socket socket, std::string addr, std::string laddr);
+  ~Connection();
+
+  void Start();
+  // Sends what is pending, if the client may receive it now.
+  void Flush();
+  // Closes at once, dropping unsent replies.
+  void Close();
+  Client& client() { return client_; }
+  bool closed() const { return closed_; }
+
+ private:
+  void DoRead();
+  void OnRead(const boost::system::error_code& ec, size_t n);
+  void ProcessInput();
+  void OnWritten(const boost::system::error_code& ec, size_t n);
+  bool OutputOverLimit() const;
+
+  Server& server_;
+  Socket socket_;
+  Client client_;
+  protocol::RespParser parser_;
+  std::string in_;          // bytes read; [in_start_, in_len_) not yet parsed
+  size_t in_start_ = 0;
+  size_t in_len_ = 0;
+  std::string writing_;     // bytes handed to the socket
+  bool write_in_flight_ = false;
+  bool read_in_flight_ = false;
+  bool reading_paused_ = false;
+  bool closed_ = false;
+  bool stop_reading_ = false;  // after a protocol error or QUIT
+};
+
+class Listener {
+ public:
+  // TCP on bind:port (port 0 picks a free port).
+  static std::unique_ptr<Listener> Tcp(Server& server, const std::string& bind, int port,
+                                      int backlog, std::string* error);
+  // Unix socket at path.
+  static std::unique_ptr<Listener> Unix(Server& server, const std::string& path, int perm,
+                                       std::string* error);
+  ~Listener();
+  int port() const { return port_; }
+  void Close();
+
+ private:
+  explicit Listener(Server& server) : server_(server) {}
+  void AcceptTcp();
+  void AcceptUnix();
+  void Admit(Connection::Socket socket, std::string addr, std::string laddr);
+
+  Server& server_;
+  std::unique_ptr<boost::asio::ip::tcp::acceptor> tcp_;
+  std::unique_ptr<boost::asio::local::stream_protocol::acceptor> unix_;
+  std::string unix_path_;
+  int port_ = 0;
+};
+
+}  // namespace feedkv::server

@@ -1,0 +1,232 @@
+#include "server/server.h"
+
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <ctime>
+#include <fmt/format.h>
+
+#include "server/network.h"
+
+namespace feedkv::server {
+
+int64_t NowMs() {
+  using namespace std::chrono;
+  return duration_cast<milliseconds>(system_clock::now().time_since_epoch()).count();
+}
+
+int64_t NowUs() {
+  using namespace std::chrono;
+  return duration_cast<microseconds>(system_clock::now().time_since_epoch()).count();
+}
+
+Server::Server(boost::asio::io_context& io, Config config)
+    : io_(io), config_(std::move(config)), cron_timer_(io), start_ms_(NowMs()),
+      rng_(std::random_device{}()) {
+  for (int i = 0; i < cfg().databases; i++) {
+    dbs_.push_back(std::make_unique<Database>(i));
+    dbs_.back()->set_expire_hook([this](Database& db, std::string_view key) {
+      stats_.expired_keys++;
+      // An expiry is a change like any other: log it as a DEL so replay and
+      // replicas never depend on clocks.
+      EmitChange(db.index(), {"DEL", std::string(key)});
+      TouchKey(db.index(), key);
+    });
+  }
+  static const char kHex[] = "0123456789abcdef";
+  for (int i = 0; i < 40; i++) run_id_.push_back(kHex[rng_() % 16]);
+}
+
+Server::~Server() = default;
+
+void Server::Log(int level, std::string_view msg) {
+  static const char* kLevels[] = {"debug", "verbose", "notice", "warning"};
+  int min = 2;
+  const std::string& l = cfg().loglevel;
+  if (l == "debug") min = 0;
+  else if (l == "verbose") min = 1;
+  else if (l == "warning") min = 3;
+  else if (l == "nothing") min = 4;
+  if (level < min) return;
+  static const char kMarks[] = {'.', '-', '*', '#'};
+  (void)kLevels;
+  char ts[64];
+  std::time_t t = std::time(nullptr);
+  std::tm tm;
+  localtime_r(&t, &tm);
+  std::strftime(ts, sizeof(ts), "%d %b %Y %H:%M:%S", &tm);
+  std::string line = fmt::format("{}:M {}.{:03d} {} {}\n", getpid(), ts, NowMs() % 1000,
+                                 kMarks[level], msg);
+  FILE* f = stderr;
+  FILE* opened = nullptr;
+  if (!cfg().logfile.empty()) {
+    opened = std::fopen(cfg().logfile.c_str(), "a");
+    if (opened) f = opened;
+  }
+  std::fputs(line.c_str(), f);
+  std::fflush(f);
+  if (opened) std::fclose(opened);
+}
+
+bool Server::Start() {
+  std::string error;
+  if (cfg().port > 0 || cfg().unixsocket.empty()) {
+    // Redis accepts several space-separated bind addresses.
+    std::string binds = cfg().bind;
+    size_t pos = 0;
+    while (pos < binds.size()) {
+      size_t sp = binds.find(' ', pos);
+      std::string addr = binds.substr(pos, sp == std::string::npos ? std::string::npos : sp - pos);
+      pos = sp == std::string::npos ? binds.size() : sp + 1;
+      if (addr.empty()) continue;
+      if (addr[0] == '-') addr = addr.substr(1);
+      auto l = Listener::Tcp(*this, addr, static_cast<int>(cfg().port),
+                             static_cast<int>(cfg().tcp_backlog), &error);
+      if (!l) {
+        Log(3, error);
+        return false;
+      }
+      bound_port_ = l->port();
+      listeners_.push_back(std::move(l));
+    }
+  }
+  if (!cfg().unixsocket.empty()) {
+    auto l = Listener::Unix(*this, cfg().unixsocket, static_cast<int>(cfg().unixsocketperm), &error);
+    if (!l) {
+      Log(3, error);
+      return false;
+    }
+    listeners_.push_back(std::move(l));
+  }
+  Log(2, fmt::format("Ready to accept connections tcp on port {}", bound_port_));
+  ScheduleCron();
+  return true;
+}
+
+void Server::Shutdown() {
+  if (shutting_down_) return;
+  shutting_down_ = true;
+  Log(3, "User requested shutdown...");
+  for (auto& l : listeners_) l->Close();
+  cron_timer_.cancel();
+  for (auto& hook : shutdown_hooks_) hook();
+  // Close clients after the hooks, so a SHUTDOWN reply ordering is not needed.
+  std::vector<Connection*> conns;
+  for (auto& [id, c] : connections_) conns.push_back(c);
+  for (Connection* c : conns) c->Close();
+  Log(3, "feedkv is now ready to exit, bye bye...");
+  io_.stop();
+}
+
+void Server::AddConnection(Connection* c) { connections_[c->client().id] = c; }
+void Server::RemoveConnection(Connection* c) { connections_.erase(c->client().id); }
+
+void Server::RemoveMonitor(Client* c) {
+  std::erase(monitors_, c);
+}
+
+void Server::SetDurableOffset(uint64_t offset) {
+  if (offset <= durable_offset_) return;
+  durable_offset_ = offset;
+  for (auto& [id, conn] : connections_) {
+    Client& c = conn->client();
+    if (c.reply_barrier != 0 && c.reply_barrier <= offset) {
+      c.reply_barrier = 0;
+      conn->Flush();
+    }
+  }
+}
+
+void Server::Watch(Client& c, int db, std::string_view key) {
+  for (const auto& w : c.watched) {
+    if (w.db == db && w.key == key) return;
+  }
+  c.watched.push_back({db, std::string(key)});
+  watched_[{db, std::string(key)}].push_back(&c);
+}
+
+void Server::UnwatchAll(Client& c) {
+  for (const auto& w : c.watched) {
+    auto it = watched_.find(std::make_pair(w.db, w.key));
+    if (it == watched_.end()) continue;
+    std::erase(it->second, &c);
+    if (it->second.empty()) watched_.erase(it);
+  }
+  c.watched.clear();
+  c.watch_dirty = false;
+}
+
+void Server::TouchKey(int db, std::string_view key) {
+  if (watched_.empty()) return;
+  auto it = watched_.find(std::make_pair(db, std::string(key)));
+  if (it == watched_.end()) return;
+  for (Client* c : it->second) c->watch_dirty = true;
+}
+
+void Server::TouchAllKeys(int db) {
+  for (auto& [k, clients] : watched_) {
+    if (db >= 0 && k.first != db) continue;
+    for (Client* c : clients) c->watch_dirty = true;
+  }
+}
+
+void Server::CountError(std::string_view msg) {
+  stats_.total_error_replies++;
+  std::string_view code = msg.substr(0, msg.find(' '));
+  error_stats_[std::string(code)]++;
+}
+
+void Server::ResetStats() {
+  stats_ = ServerStats{};
+  command_stats_.clear();
+  error_stats_.clear();
+}
+
+size_t Server::UsedMemory() const {
+  size_t total = 0;
+  for (const auto& db : dbs_) total += db->MemoryUsage();
+  for (const auto& [id, c] : connections_) total += c->client().out.capacity() + 1024;
+  return total;
+}
+
+void Server::ScheduleCron() {
+  cron_timer_.expires_after(std::chrono::milliseconds(1000 / std::max<int64_t>(1, cfg().hz)));
+  cron_timer_.async_wait([this](const boost::system::error_code& ec) {
+    if (ec || shutting_down_) return;
+    Cron();
+    ScheduleCron();
+  });
+}
+
+void Server::Cron() {
+  int64_t now = NowMs();
+  // Active expiry: a bounded walk per database per tick.
+  for (auto& db : dbs_) db->ActiveExpireCycle(now, 4096);
+  // Idle clients.
+  if (cfg().timeout > 0) {
+    std::vector<Connection*> idle;
+    for (auto& [id, c] : connections_) {
+      const Client& cl = c->client();
+      if (!cl.monitor && now - cl.last_interaction_ms > cfg().timeout * 1000) idle.push_back(c);
+    }
+    for (Connection* c : idle) {
+      Log(1, "Closing idle client");
+      c->Close();
+    }
+  }
+  // ops/sec
+  if (now - stats_.last_sample_ms >= 1000) {
+    uint64_t delta = stats_.total_commands_processed - stats_.last_sample_commands;
+    if (stats_.last_sample_ms > 0) {
+      stats_.instantaneous_ops_per_sec = delta * 1000.0 / static_cast<double>(now - stats_.last_sample_ms);
+    }
+    stats_.last_sample_ms = now;
+    stats_.last_sample_commands = stats_.total_commands_processed;
+  }
+  peak_memory_ = std::max(peak_memory_, UsedMemory());
+  for (auto& hook : cron_hooks_) hook(now);
+}
+
+}  // namespace feedkv::server

@@ -1,0 +1,209 @@
+// Server: the state of one feedkv process and the single place a command is
+// executed. It owns the config, the command table, the databases, the client
+// registry, statistics, the slow log and the watch registry.
+//
+// Threading: everything here runs on the command thread (the Asio io_context
+// thread), so every command is atomic. Other threads (AOF writer, snapshot,
+// replication) talk to it only by posting work to that io_context.
+#pragma once
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/steady_timer.hpp>
+
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <random>
+#include <span>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "server/client.h"
+#include "server/command_table.h"
+#include "server/config.h"
+#include "storage/database.h"
+
+namespace feedkv::server {
+
+class Connection;
+class Listener;
+
+struct CommandStats {
+  uint64_t calls = 0;
+  uint64_t usec = 0;
+  uint64_t rejected_calls = 0;
+  uint64_t failed_calls = 0;
+};
+
+struct SlowlogEntry {
+  uint64_t id;
+  int64_t unix_time;
+  int64_t duration_us;
+  std::vector<std::string> args;
+  std::string peer, client_name;
+};
+
+struct ServerStats {
+  uint64_t total_connections_received = 0;
+  uint64_t total_commands_processed = 0;
+  uint64_t rejected_connections = 0;
+  uint64_t expired_keys = 0;
+  uint64_t keyspace_hits = 0;
+  uint64_t keyspace_misses = 0;
+  uint64_t net_input_bytes = 0;
+  uint64_t net_output_bytes = 0;
+  uint64_t total_error_replies = 0;
+  uint64_t unexpected_error_replies = 0;
+  uint64_t client_query_buffer_limit_disconnections = 0;
+  uint64_t client_output_buffer_limit_disconnections = 0;
+  uint64_t dirty = 0;  // changes since the last snapshot
+  // ops/sec sampling
+  uint64_t last_sample_commands = 0;
+  int64_t last_sample_ms = 0;
+  double instantaneous_ops_per_sec = 0;
+};
+
+// Receives every change to the dataset in a deterministic, replayable form.
+// The AOF writer and the replication feed implement it.
+class ChangeSink {
+ public:
+  virtual ~ChangeSink() = default;
+  // A batch of commands that must be applied atomically, against `db`.
+  virtual void Append(int db, const std::vector<std::vector<std::string>>& cmds) = 0;
+};
+
+class Server {
+ public:
+  Server(boost::asio::io_context& io, Config config);
+  ~Server();
+
+  // Binds the listeners. Returns false (after logging) on failure.
+  bool Start();
+  // Stops accepting, closes clients, runs shutdown hooks, stops the loop.
+  void Shutdown();
+
+  boost::asio::io_context& io() { return io_; }
+  Config& config() { return config_; }
+  const ServerConfig& cfg() const { return config_.values(); }
+  const CommandTable& table() const { return table_; }
+  ServerStats& stats() { return stats_; }
+
+  Database& db(int i) { return *dbs_[i]; }
+  int num_dbs() const { return static_cast<int>(dbs_.size()); }
+
+  // Executes one command from a client (queues it inside MULTI). Replies are
+  // appended to client.out.
+  void Execute(Client& client, std::span<const std::string_view> args);
+  // Executes an already validated command (used by EXEC and AOF replay).
+  void Call(Client& client, const CommandSpec& spec, std::span<const std::string_view> args);
+
+  // Clients.
+  uint64_t NextClientId() { return next_client_id_++; }
+  void AddConnection(Connection* c);
+  void RemoveConnection(Connection* c);
+  const std::map<uint64_t, Connection*>& connections() const { return connections_; }
+  size_t num_clients() const { return connections_.size(); }
+
+  // WATCH registry.
+  void Watch(Client& c, int db, std::string_view key);
+  void UnwatchAll(Client& c);
+  void TouchKey(int db, std::string_view key);
+  void TouchAllKeys(int db);  // FLUSHDB, SWAPDB; db = -1 for all
+
+  // Stats and logs.
+  std::map<std::string, CommandStats, std::less<>>& command_stats() { return command_stats_; }
+  std::map<std::string, uint64_t, std::less<>>& error_stats() { return error_stats_; }
+  void CountError(std::string_view msg);
+  std::deque<SlowlogEntry>& slowlog() { return slowlog_; }
+  void ResetSlowlog() { slowlog_.clear(); }
+  void ResetStats();
+
+  // Persistence / replication hook-up.
+  void set_change_sink(ChangeSink* sink) { change_sink_ = sink; }
+  // A message that makes write commands fail (MISCONF), empty when writes are fine.
+  void set_write_error(std::string msg) { write_error_ = std::move(msg); }
+  const std::string& write_error() const { return write_error_; }
+  // The AOF offset known to be on disk. Replies of a client whose
+  // reply_barrier is above it wait (appendfsync always).
+  uint64_t durable_offset() const { return durable_offset_; }
+  void SetDurableOffset(uint64_t offset);
+  bool loading() const { return loading_; }
+  void set_loading(bool v) { loading_ = v; }
+  // Functions called once at shutdown (flush AOF, save snapshot...).
+  void AddShutdownHook(std::function<void()> fn) { shutdown_hooks_.push_back(std::move(fn)); }
+  // Functions called on every cron tick (hz times a second).
+  void AddCronHook(std::function<void(int64_t now_ms)> fn) { cron_hooks_.push_back(std::move(fn)); }
+  // Sections added to INFO by other components: name -> appender of lines.
+  void AddInfoSection(std::string name, std::function<void(std::string*)> fn) {
+    info_sections_.emplace_back(std::move(name), std::move(fn));
+  }
+  const std::vector<std::pair<std::string, std::function<void(std::string*)>>>& info_sections() const {
+    return info_sections_;
+  }
+
+  int64_t start_time_ms() const { return start_ms_; }
+  const std::string& run_id() const { return run_id_; }
+  uint64_t Random() { return rng_(); }
+  int tcp_port() const { return bound_port_; }
+  void set_bound_port(int p) { bound_port_ = p; }
+  size_t UsedMemory() const;
+  size_t peak_memory() const { return peak_memory_; }
+
+  // MONITOR feed.
+  void AddMonitor(Client* c) { monitors_.push_back(c); }
+  void RemoveMonitor(Client* c);
+
+  void Log(int level, std::string_view msg);  // 0 debug .. 3 warning
+
+ private:
+  void Cron();
+  void ScheduleCron();
+  void FeedMonitors(const Client& c, std::span<const std::string_view> args);
+  void Propagate(const Client& c, const CommandSpec& spec, std::span<const std::string_view> args,
+                 const CommandContext& ctx);
+  // Queues one record for the change sink; records of one top-level command
+  // (or one EXEC) are handed over together when it completes.
+  void EmitChange(int db, std::vector<std::string> cmd);
+  void FlushPropagation();
+
+  boost::asio::io_context& io_;
+  Config config_;
+  CommandTable table_;
+  std::vector<std::unique_ptr<Database>> dbs_;
+  std::vector<std::unique_ptr<Listener>> listeners_;
+  std::map<uint64_t, Connection*> connections_;
+  uint64_t next_client_id_ = 1;
+  ServerStats stats_;
+  std::map<std::string, CommandStats, std::less<>> command_stats_;
+  std::map<std::string, uint64_t, std::less<>> error_stats_;
+  std::deque<SlowlogEntry> slowlog_;
+  uint64_t slowlog_next_id_ = 0;
+  std::map<std::pair<int, std::string>, std::vector<Client*>, std::less<>> watched_;
+  std::vector<Client*> monitors_;
+  ChangeSink* change_sink_ = nullptr;
+  std::vector<std::vector<std::string>> pending_changes_;
+  int pending_db_ = 0;
+  int call_depth_ = 0;
+  std::string write_error_;
+  uint64_t durable_offset_ = 0;
+  bool loading_ = false;
+  std::vector<std::function<void()>> shutdown_hooks_;
+  std::vector<std::function<void(int64_t)>> cron_hooks_;
+  std::vector<std::pair<std::string, std::function<void(std::string*)>>> info_sections_;
+  boost::asio::steady_timer cron_timer_;
+  int64_t start_ms_;
+  std::string run_id_;
+  std::mt19937_64 rng_;
+  int bound_port_ = 0;
+  size_t peak_memory_ = 0;
+  bool shutting_down_ = false;
+};
+
+int64_t NowMs();
+int64_t NowUs();
+
+}  // namespace feedkv::server

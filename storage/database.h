@@ -1,0 +1,146 @@
+// Database: one numbered keyspace (SELECT n): keys to values, with expiry.
+//
+// Layout, chosen for memory per key: every key is one heap block (Entry)
+// holding a 24-byte header, the expire time only when the key has one, the
+// key bytes, and a string value of up to kEmbedMax bytes. Longer strings and
+// all other types hang off the header by pointer. Entries chain in a
+// power-of-two bucket array; SCAN uses Redis's reverse-binary cursor over the
+// buckets, so a scan returns every key present throughout it even across
+// resizes. Strings that are canonical decimal int64s are stored as integers
+// (Redis's "int" encoding), which makes INCR allocation-free.
+//
+// Expiry is lazy (Lookup drops an expired key) plus active (ActiveExpireCycle
+// walks buckets incrementally from a cursor). Removal of an expired key is
+// reported through the expire hook so the server can log a DEL to the AOF.
+//
+// Not thread-safe: owned and used by the command thread only.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "storage/object.h"
+
+namespace feedkv {
+
+class Database;
+
+// A key's storage block. Handlers treat it as opaque and go through Database.
+struct Entry {
+  Entry* next;
+  uint32_t key_len;
+  ValueType type;
+  uint8_t encoding;     // kEncInt / kEncEmbedded / kEncRaw / kEncObject
+  uint8_t has_expire;
+  uint8_t reserved;
+  union {
+    int64_t i;          // kEncInt: the integer value
+    uint64_t len;       // kEncEmbedded: value length (bytes follow the key)
+    std::string* raw;   // kEncRaw: heap string
+    Object* obj;        // kEncObject
+  } v;
+  // Followed by: [int64 expire_ms if has_expire] [key bytes] [embedded value].
+
+  std::string_view key() const;
+  int64_t expire_ms() const;  // REQUIRES: has_expire
+};
+
+inline constexpr uint8_t kEncInt = 0;
+inline constexpr uint8_t kEncEmbedded = 1;
+inline constexpr uint8_t kEncRaw = 2;
+inline constexpr uint8_t kEncObject = 3;
+inline constexpr size_t kEmbedMax = 44;  // as Redis's embstr limit
+inline constexpr int64_t kNoExpire = -1;
+
+class Database {
+ public:
+  // Called with a key just before it is removed because it expired.
+  using ExpireHook = std::function<void(Database&, std::string_view key)>;
+
+  explicit Database(int index);
+  ~Database();
+  Database(const Database&) = delete;
+  Database& operator=(const Database&) = delete;
+
+  int index() const { return index_; }
+  void set_expire_hook(ExpireHook hook) { expire_hook_ = std::move(hook); }
+
+  // Returns the live entry for `key`, removing it first if it has expired.
+  Entry* Lookup(std::string_view key, int64_t now_ms);
+  // Returns the entry whether or not it has expired (for replicas and loading).
+  Entry* Find(std::string_view key) const;
+
+  // Strings. A value is stored as int, embedded or raw by one rule (StoreString).
+  // SetString keeps the current expire when keep_ttl, else replaces it with
+  // `expire_ms` (kNoExpire for none). Returns the entry (which may move).
+  Entry* SetString(std::string_view key, std::string_view value, int64_t expire_ms,
+                   bool keep_ttl);
+  Entry* SetInteger(std::string_view key, int64_t value, int64_t expire_ms, bool keep_ttl);
+  // The string value; `scratch` backs int-encoded values.
+  static std::string_view StringValue(const Entry* e, std::string* scratch);
+  // REQUIRES: e is a string. Integer value if the string is one.
+  static bool StringAsInteger(const Entry* e, int64_t* out);
+
+  // Objects (non-string types). The database takes ownership.
+  Entry* SetObject(std::string_view key, std::unique_ptr<Object> obj, int64_t expire_ms,
+                   bool keep_ttl);
+  static Object* GetObject(const Entry* e) { return e->v.obj; }
+
+  bool Delete(std::string_view key);
+  // Sets (ms > 0) or removes (kNoExpire) the expire of an existing key.
+  void SetExpire(std::string_view key, int64_t expire_ms);
+  // Moves a key (with value and expire) to `to` under `new_key`, replacing
+  // anything there. REQUIRES: key exists here.
+  void MoveKey(std::string_view key, Database* to, std::string_view new_key);
+  // Deep-copies a key's value to `to` under `new_key`.
+  void CopyKey(const Entry* e, Database* to, std::string_view new_key) const;
+
+  size_t size() const { return size_; }
+  size_t expires_count() const { return expires_; }
+  void Clear();
+  void Swap(Database& other);
+
+  // SCAN over buckets: calls fn for each entry of the buckets visited and
+  // returns the next cursor (0 when done). Visits about `count` buckets.
+  uint64_t Scan(uint64_t cursor, size_t count, const std::function<void(const Entry*)>& fn) const;
+  // All entries, in bucket order. fn must not modify the database.
+  void ForEach(const std::function<void(const Entry*)>& fn) const;
+  // A random live-or-expired entry, nullptr if empty.
+  const Entry* RandomEntry(uint64_t random) const;
+
+  // Removes expired keys, walking at most `max_buckets` buckets from where
+  // the last call stopped. Returns the number of keys removed.
+  size_t ActiveExpireCycle(int64_t now_ms, size_t max_buckets);
+  // Sum of remaining TTLs / count over keys sampled by the last active cycle.
+  int64_t avg_ttl_ms() const { return avg_ttl_ms_; }
+
+  // Bytes used by entries, values and buckets (approximate malloc cost).
+  size_t MemoryUsage() const { return memory_ + buckets_.size() * sizeof(Entry*); }
+  static size_t EntryMemory(const Entry* e);
+
+ private:
+  Entry** FindLink(std::string_view key, uint64_t hash) const;
+  Entry* Insert(std::string_view key, uint64_t hash, Entry* e);
+  // Builds a new block for `key` and installs it in place of *link (or
+  // appends it). Frees the old block's value only if `free_old_value`.
+  Entry* Replace(Entry** link, Entry* fresh);
+  void RemoveLink(Entry** link);
+  void MaybeGrow();
+  void Resize(size_t nbuckets);
+  void ExpireEntry(Entry** link);
+
+  int index_;
+  std::vector<Entry*> buckets_;
+  size_t size_ = 0;
+  size_t expires_ = 0;
+  size_t memory_ = 0;
+  size_t expire_cursor_ = 0;
+  int64_t avg_ttl_ms_ = 0;
+  ExpireHook expire_hook_;
+};
+
+}  // namespace feedkv

@@ -1,0 +1,31 @@
+// Object: the interface every non-string value in the keyspace implements
+// (sets today; lists, feeds and others later). The keyspace owns objects
+// through this interface and never looks inside them, so adding a type needs
+// no change to the keyspace. Not thread-safe; owned by the command thread.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+
+namespace feedkv {
+
+// What TYPE answers, and what the RDB records as the value's kind.
+enum class ValueType : uint8_t { kString = 0, kSet = 1 };
+
+std::string_view ValueTypeName(ValueType t);
+
+class Object {
+ public:
+  virtual ~Object() = default;
+  virtual ValueType type() const = 0;
+  // What OBJECT ENCODING answers ("longset", "hashtable", ...).
+  virtual std::string_view encoding() const = 0;
+  // Bytes owned by the object, for MEMORY USAGE and used_memory.
+  virtual size_t MemoryUsage() const = 0;
+  virtual std::unique_ptr<Object> Clone() const = 0;
+};
+
+}  // namespace feedkv
