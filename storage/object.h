@@ -26,6 +26,11 @@ class Object {
   // Bytes owned by the object, for MEMORY USAGE and used_memory.
   virtual size_t MemoryUsage() const = 0;
   virtual std::unique_ptr<Object> Clone() const = 0;
+  // Appends the value's snapshot form (decoded by DecodeObject, object_codec.h).
+  virtual void SerializeTo(std::string* out) const = 0;
+  // A hash of the logical content, independent of encoding and layout (two
+  // sets with the same members digest alike), for DEBUG DIGEST.
+  virtual uint64_t Digest() const = 0;
 };
 
 }  // namespace feedkv
