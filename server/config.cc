@@ -133,12 +133,12 @@ bool GlobMatch(std::string_view p, std::string_view s, bool nocase) {
 }
 
 void Config::Add(const std::string& name, Entry e) {
-  e.default_value = e.get();
+  e.default_value = e.get(values_);
   entries_[name] = std::move(e);
 }
 
-void Config::Int(const std::string& name, int64_t* f, int64_t min, int64_t max, bool mut) {
-  Add(name, {[f, min, max, name](std::string_view v) {
+void Config::Int(const std::string& name, int64_t ServerConfig::*f, int64_t min, int64_t max, bool mut) {
+  Add(name, {[f, min, max, name](ServerConfig& c, std::string_view v) {
                int64_t x;
                if (!ParseInt(v, &x) && !ParseMemory(v, &x)) {
                  return Status::InvalidArgument(fmt::format("argument couldn't be parsed into an integer"));
@@ -147,63 +147,63 @@ void Config::Int(const std::string& name, int64_t* f, int64_t min, int64_t max, 
                  return Status::InvalidArgument(
                      fmt::format("argument must be between {} and {} inclusive", min, max));
                }
-               *f = x;
+               c.*f = x;
                return Status::OK();
              },
-             [f] { return std::to_string(*f); }, mut, {}});
+             [f](const ServerConfig& c) { return std::to_string(c.*f); }, mut, {}});
 }
 
-void Config::Memory(const std::string& name, int64_t* f, bool mut) {
-  Add(name, {[f](std::string_view v) {
+void Config::Memory(const std::string& name, int64_t ServerConfig::*f, bool mut) {
+  Add(name, {[f](ServerConfig& c, std::string_view v) {
                int64_t x;
                if (!ParseMemory(v, &x) || x < 0) {
                  return Status::InvalidArgument("argument must be a memory value");
                }
-               *f = x;
+               c.*f = x;
                return Status::OK();
              },
-             [f] { return std::to_string(*f); }, mut, {}});
+             [f](const ServerConfig& c) { return std::to_string(c.*f); }, mut, {}});
 }
 
-void Config::Bool(const std::string& name, bool* f, bool mut) {
-  Add(name, {[f](std::string_view v) {
+void Config::Bool(const std::string& name, bool ServerConfig::*f, bool mut) {
+  Add(name, {[f](ServerConfig& c, std::string_view v) {
                std::string l = Lower(v);
                if (l == "yes") {
-                 *f = true;
+                 c.*f = true;
                } else if (l == "no") {
-                 *f = false;
+                 c.*f = false;
                } else {
                  return Status::InvalidArgument("argument must be 'yes' or 'no'");
                }
                return Status::OK();
              },
-             [f] { return std::string(*f ? "yes" : "no"); }, mut, {}});
+             [f](const ServerConfig& c) { return std::string(c.*f ? "yes" : "no"); }, mut, {}});
 }
 
-void Config::Str(const std::string& name, std::string* f, bool mut) {
-  Add(name, {[f](std::string_view v) {
-               *f = std::string(v);
+void Config::Str(const std::string& name, std::string ServerConfig::*f, bool mut) {
+  Add(name, {[f](ServerConfig& c, std::string_view v) {
+               c.*f = std::string(v);
                return Status::OK();
              },
-             [f] { return *f; }, mut, {}});
+             [f](const ServerConfig& c) { return c.*f; }, mut, {}});
 }
 
-void Config::Enum(const std::string& name, std::string* f, std::vector<std::string> allowed,
+void Config::Enum(const std::string& name, std::string ServerConfig::*f, std::vector<std::string> allowed,
                   bool mut) {
-  Add(name, {[f, allowed](std::string_view v) {
+  Add(name, {[f, allowed](ServerConfig& c, std::string_view v) {
                std::string l = Lower(v);
                if (std::find(allowed.begin(), allowed.end(), l) == allowed.end()) {
                  return Status::InvalidArgument("argument(s) must be one of the following: " +
                                                 fmt::format("{}", fmt::join(allowed, ", ")));
                }
-               *f = l;
+               c.*f = l;
                return Status::OK();
              },
-             [f] { return *f; }, mut, {}});
+             [f](const ServerConfig& c) { return c.*f; }, mut, {}});
 }
 
-void Config::Double(const std::string& name, double* f, double min, double max, bool mut) {
-  Add(name, {[f, min, max](std::string_view v) {
+void Config::Double(const std::string& name, double ServerConfig::*f, double min, double max, bool mut) {
+  Add(name, {[f, min, max](ServerConfig& c, std::string_view v) {
                double x;
                auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), x);
                if (v.empty() || ec != std::errc() || p != v.data() + v.size()) {
@@ -213,64 +213,63 @@ void Config::Double(const std::string& name, double* f, double min, double max, 
                  return Status::InvalidArgument(
                      fmt::format("argument must be between {} and {} inclusive", min, max));
                }
-               *f = x;
+               c.*f = x;
                return Status::OK();
              },
-             [f] { return FormatDoubleValue(*f); }, mut, {}});
+             [f](const ServerConfig& c) { return FormatDoubleValue(c.*f); }, mut, {}});
 }
 
 Config::Config() {
-  ServerConfig& c = values_;
-  Int("port", &c.port, 0, 65535, false);
-  Str("bind", &c.bind, false);
-  Str("unixsocket", &c.unixsocket, false);
-  Int("unixsocketperm", &c.unixsocketperm, 0, 0777, false);
-  Int("maxclients", &c.maxclients, 1, 1000000, true);
-  Int("timeout", &c.timeout, 0, INT32_MAX, true);
-  Int("tcp-keepalive", &c.tcp_keepalive, 0, INT32_MAX, true);
-  Int("tcp-backlog", &c.tcp_backlog, 0, INT32_MAX, false);
-  Bool("protected-mode", &c.protected_mode, true);
-  Memory("proto-max-bulk-len", &c.proto_max_bulk_len, true);
-  Memory("client-query-buffer-limit", &c.client_query_buffer_limit, true);
-  Str("client-output-buffer-limit", &c.client_output_buffer_limit, true);
-  Int("databases", &c.databases, 1, 1024 * 1024, false);
-  Str("dir", &c.dir, true);
-  Str("logfile", &c.logfile, false);
-  Enum("loglevel", &c.loglevel, {"debug", "verbose", "notice", "warning", "nothing"}, true);
-  Str("pidfile", &c.pidfile, false);
-  Bool("daemonize", &c.daemonize, false);
-  Str("requirepass", &c.requirepass, true);
-  Int("hz", &c.hz, 1, 500, true);
-  Int("slowlog-log-slower-than", &c.slowlog_log_slower_than, -1, INT64_MAX, true);
-  Int("slowlog-max-len", &c.slowlog_max_len, 0, INT32_MAX, true);
-  Int("latency-monitor-threshold", &c.latency_monitor_threshold, 0, INT64_MAX, true);
-  Memory("maxmemory", &c.maxmemory, true);
-  Enum("maxmemory-policy", &c.maxmemory_policy,
+  Int("port", &ServerConfig::port, 0, 65535, false);
+  Str("bind", &ServerConfig::bind, false);
+  Str("unixsocket", &ServerConfig::unixsocket, false);
+  Int("unixsocketperm", &ServerConfig::unixsocketperm, 0, 0777, false);
+  Int("maxclients", &ServerConfig::maxclients, 1, 1000000, true);
+  Int("timeout", &ServerConfig::timeout, 0, INT32_MAX, true);
+  Int("tcp-keepalive", &ServerConfig::tcp_keepalive, 0, INT32_MAX, true);
+  Int("tcp-backlog", &ServerConfig::tcp_backlog, 0, INT32_MAX, false);
+  Bool("protected-mode", &ServerConfig::protected_mode, true);
+  Memory("proto-max-bulk-len", &ServerConfig::proto_max_bulk_len, true);
+  Memory("client-query-buffer-limit", &ServerConfig::client_query_buffer_limit, true);
+  Str("client-output-buffer-limit", &ServerConfig::client_output_buffer_limit, true);
+  Int("databases", &ServerConfig::databases, 1, 1024 * 1024, false);
+  Str("dir", &ServerConfig::dir, true);
+  Str("logfile", &ServerConfig::logfile, false);
+  Enum("loglevel", &ServerConfig::loglevel, {"debug", "verbose", "notice", "warning", "nothing"}, true);
+  Str("pidfile", &ServerConfig::pidfile, false);
+  Bool("daemonize", &ServerConfig::daemonize, false);
+  Str("requirepass", &ServerConfig::requirepass, true);
+  Int("hz", &ServerConfig::hz, 1, 500, true);
+  Int("slowlog-log-slower-than", &ServerConfig::slowlog_log_slower_than, -1, INT64_MAX, true);
+  Int("slowlog-max-len", &ServerConfig::slowlog_max_len, 0, INT32_MAX, true);
+  Int("latency-monitor-threshold", &ServerConfig::latency_monitor_threshold, 0, INT64_MAX, true);
+  Memory("maxmemory", &ServerConfig::maxmemory, true);
+  Enum("maxmemory-policy", &ServerConfig::maxmemory_policy,
        {"noeviction", "allkeys-lru", "volatile-lru", "allkeys-lfu", "volatile-lfu",
         "allkeys-random", "volatile-random", "volatile-ttl"},
        true);
-  Bool("appendonly", &c.appendonly, true);
-  Enum("appendfsync", &c.appendfsync, {"always", "everysec", "no"}, true);
-  Str("appendfilename", &c.appendfilename, false);
-  Str("appenddirname", &c.appenddirname, false);
-  Memory("aof-segment-size", &c.aof_segment_size, true);
-  Int("aof-retain-segments", &c.aof_retain_segments, 0, 1000000, true);
-  Bool("aof-load-truncated", &c.aof_load_truncated, true);
-  Str("save", &c.save, true);
-  Str("dbfilename", &c.dbfilename, true);
-  Bool("rdbcompression", &c.rdbcompression, true);
-  Bool("rdbchecksum", &c.rdbchecksum, true);
-  Bool("stop-writes-on-bgsave-error", &c.stop_writes_on_bgsave_error, true);
-  Str("replicaof", &c.replicaof, true);
-  Bool("replica-read-only", &c.replica_read_only, true);
-  Double("longset-max-fill", &c.longset_max_fill, 0.1, 0.99, true);
-  Double("longset-growth-factor", &c.longset_growth_factor, 1.05, 4.0, true);
-  Bool("longset-auto-grow", &c.longset_auto_grow, true);
-  Memory("counter-table-size", &c.counter_table_size, true);
-  Double("counter-table-max-fill", &c.counter_table_max_fill, 0.1, 0.99, true);
-  Int("counter-max-probes", &c.counter_max_probes, 1, 1 << 20, true);
-  Int("set-max-intset-entries", &c.set_max_intset_entries, 0, INT64_MAX, true);
-  Int("set-max-listpack-entries", &c.set_max_listpack_entries, 0, INT64_MAX, true);
+  Bool("appendonly", &ServerConfig::appendonly, true);
+  Enum("appendfsync", &ServerConfig::appendfsync, {"always", "everysec", "no"}, true);
+  Str("appendfilename", &ServerConfig::appendfilename, false);
+  Str("appenddirname", &ServerConfig::appenddirname, false);
+  Memory("aof-segment-size", &ServerConfig::aof_segment_size, true);
+  Int("aof-retain-segments", &ServerConfig::aof_retain_segments, 0, 1000000, true);
+  Bool("aof-load-truncated", &ServerConfig::aof_load_truncated, true);
+  Str("save", &ServerConfig::save, true);
+  Str("dbfilename", &ServerConfig::dbfilename, true);
+  Bool("rdbcompression", &ServerConfig::rdbcompression, true);
+  Bool("rdbchecksum", &ServerConfig::rdbchecksum, true);
+  Bool("stop-writes-on-bgsave-error", &ServerConfig::stop_writes_on_bgsave_error, true);
+  Str("replicaof", &ServerConfig::replicaof, true);
+  Bool("replica-read-only", &ServerConfig::replica_read_only, true);
+  Double("longset-max-fill", &ServerConfig::longset_max_fill, 0.1, 0.99, true);
+  Double("longset-growth-factor", &ServerConfig::longset_growth_factor, 1.05, 4.0, true);
+  Bool("longset-auto-grow", &ServerConfig::longset_auto_grow, true);
+  Memory("counter-table-size", &ServerConfig::counter_table_size, true);
+  Double("counter-table-max-fill", &ServerConfig::counter_table_max_fill, 0.1, 0.99, true);
+  Int("counter-max-probes", &ServerConfig::counter_max_probes, 1, 1 << 20, true);
+  Int("set-max-intset-entries", &ServerConfig::set_max_intset_entries, 0, INT64_MAX, true);
+  Int("set-max-listpack-entries", &ServerConfig::set_max_listpack_entries, 0, INT64_MAX, true);
 }
 
 Status Config::Set(std::string_view name, std::string_view value, bool at_runtime) {
@@ -283,7 +282,7 @@ Status Config::Set(std::string_view name, std::string_view value, bool at_runtim
   if (at_runtime && !it->second.mutable_at_runtime) {
     return Status::InvalidArgument(fmt::format("CONFIG SET failed (possibly related to argument '{}') - can't set immutable config", key));
   }
-  Status s = it->second.set(value);
+  Status s = it->second.set(values_, value);
   if (!s.ok()) {
     return Status::InvalidArgument(fmt::format("CONFIG SET failed (possibly related to argument '{}') - {}", key, s.message()));
   }
@@ -294,7 +293,7 @@ Status Config::Set(std::string_view name, std::string_view value, bool at_runtim
 std::vector<std::pair<std::string, std::string>> Config::Get(std::string_view pattern) const {
   std::vector<std::pair<std::string, std::string>> out;
   for (const auto& [name, e] : entries_) {
-    if (GlobMatch(pattern, name, true)) out.emplace_back(name, e.get());
+    if (GlobMatch(pattern, name, true)) out.emplace_back(name, e.get(values_));
   }
   return out;
 }
@@ -356,14 +355,14 @@ Status Config::Rewrite() const {
       std::string key = Lower(argv[0]);
       auto it = entries_.find(key);
       if (it != entries_.end()) {
-        if (written.insert(key).second) lines.push_back(key + " " + QuoteIfNeeded(it->second.get()));
+        if (written.insert(key).second) lines.push_back(key + " " + QuoteIfNeeded(it->second.get(values_)));
         continue;  // duplicates of a rewritten directive are dropped
       }
     }
     lines.push_back(line);
   }
   for (const auto& [name, e] : entries_) {
-    std::string v = e.get();
+    std::string v = e.get(values_);
     if (!written.count(name) && v != e.default_value) lines.push_back(name + " " + QuoteIfNeeded(v));
   }
   std::string tmp = file_ + ".tmp";

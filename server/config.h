@@ -106,18 +106,19 @@ class Config {
 
  private:
   struct Entry {
-    std::function<Status(std::string_view)> set;
-    std::function<std::string()> get;
+    // Entries address fields by member pointer, so a Config copies safely.
+    std::function<Status(ServerConfig&, std::string_view)> set;
+    std::function<std::string(const ServerConfig&)> get;
     bool mutable_at_runtime;
     std::string default_value;
   };
   void Add(const std::string& name, Entry e);
-  void Int(const std::string& name, int64_t* field, int64_t min, int64_t max, bool mut);
-  void Memory(const std::string& name, int64_t* field, bool mut);
-  void Bool(const std::string& name, bool* field, bool mut);
-  void Str(const std::string& name, std::string* field, bool mut);
-  void Enum(const std::string& name, std::string* field, std::vector<std::string> allowed, bool mut);
-  void Double(const std::string& name, double* field, double min, double max, bool mut);
+  void Int(const std::string& name, int64_t ServerConfig::*field, int64_t min, int64_t max, bool mut);
+  void Memory(const std::string& name, int64_t ServerConfig::*field, bool mut);
+  void Bool(const std::string& name, bool ServerConfig::*field, bool mut);
+  void Str(const std::string& name, std::string ServerConfig::*field, bool mut);
+  void Enum(const std::string& name, std::string ServerConfig::*field, std::vector<std::string> allowed, bool mut);
+  void Double(const std::string& name, double ServerConfig::*field, double min, double max, bool mut);
 
   ServerConfig values_;
   std::map<std::string, Entry> entries_;  // sorted: CONFIG GET output is stable

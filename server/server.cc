@@ -105,9 +105,10 @@ bool Server::Start() {
   return true;
 }
 
-void Server::Shutdown() {
+void Server::Shutdown(bool nosave) {
   if (shutting_down_) return;
   shutting_down_ = true;
+  shutdown_nosave_ = nosave;
   Log(3, "User requested shutdown...");
   for (auto& l : listeners_) l->Close();
   cron_timer_.cancel();

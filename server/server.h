@@ -83,8 +83,10 @@ class Server {
 
   // Binds the listeners. Returns false (after logging) on failure.
   bool Start();
-  // Stops accepting, closes clients, runs shutdown hooks, stops the loop.
-  void Shutdown();
+  // Stops accepting, runs shutdown hooks, closes clients, stops the loop.
+  // `nosave`: SHUTDOWN NOSAVE — hooks skip the final snapshot.
+  void Shutdown(bool nosave = false);
+  bool shutdown_nosave() const { return shutdown_nosave_; }
 
   boost::asio::io_context& io() { return io_; }
   Config& config() { return config_; }
@@ -201,6 +203,7 @@ class Server {
   int bound_port_ = 0;
   size_t peak_memory_ = 0;
   bool shutting_down_ = false;
+  bool shutdown_nosave_ = false;
 };
 
 int64_t NowMs();

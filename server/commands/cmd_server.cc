@@ -1,9 +1,276 @@
-// Server commands. (Family not yet implemented.)
+// Server commands: INFO, CONFIG, DBSIZE, FLUSHDB, FLUSHALL, SWAPDB, TIME,
+// SHUTDOWN, SLOWLOG, LATENCY, MONITOR, ROLE, WAIT.
+#include <fmt/format.h>
+
+#include <algorithm>
+
 #include "server/command_context.h"
+#include "server/info.h"
 #include "server/server.h"
 
 namespace feedkv::server {
 
-std::span<const CommandSpec> ServerCommands() { return {}; }
+namespace {
+
+std::string Lower(std::string_view s) {
+  std::string r(s);
+  for (char& c : r) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return r;
+}
+
+void UnknownSubcommand(CommandContext& ctx, std::string_view cmd) {
+  ctx.Error(fmt::format("ERR unknown subcommand or wrong number of arguments for '{}'. Try {} HELP.",
+                        ctx.arg(1), cmd));
+}
+
+void Info(CommandContext& ctx) {
+  std::vector<std::string> sections;
+  for (size_t i = 1; i < ctx.argc(); i++) sections.push_back(Lower(ctx.arg(i)));
+  ctx.reply.Verbatim(BuildInfo(ctx.server, sections));
+}
+
+void ConfigCmd(CommandContext& ctx) {
+  std::string_view sub = ctx.arg(1);
+  Config& config = ctx.server.config();
+  if (EqualsIgnoreCase(sub, "GET") && ctx.argc() >= 3) {
+    std::vector<std::pair<std::string, std::string>> all;
+    for (size_t i = 2; i < ctx.argc(); i++) {
+      for (auto& kv : config.Get(ctx.arg(i))) {
+        if (std::find(all.begin(), all.end(), kv) == all.end()) all.push_back(std::move(kv));
+      }
+    }
+    ctx.reply.MapHeader(all.size());
+    for (const auto& [k, v] : all) {
+      ctx.reply.Bulk(k);
+      ctx.reply.Bulk(v);
+    }
+  } else if (EqualsIgnoreCase(sub, "SET") && ctx.argc() >= 4 && ctx.argc() % 2 == 0) {
+    // Redis 7 applies several pairs atomically: validate all first.
+    Config trial = config;
+    for (size_t i = 2; i + 1 < ctx.argc(); i += 2) {
+      Status s = trial.Set(ctx.arg(i), ctx.arg(i + 1), true);
+      if (!s.ok()) {
+        ctx.Error("ERR " + s.message());
+        return;
+      }
+    }
+    for (size_t i = 2; i + 1 < ctx.argc(); i += 2) config.Set(ctx.arg(i), ctx.arg(i + 1), true).PermitUnchecked();
+    ctx.reply.Ok();
+  } else if (EqualsIgnoreCase(sub, "REWRITE") && ctx.argc() == 2) {
+    Status s = config.Rewrite();
+    if (!s.ok()) {
+      ctx.Error("ERR " + s.message());
+      return;
+    }
+    ctx.reply.Ok();
+  } else if (EqualsIgnoreCase(sub, "RESETSTAT") && ctx.argc() == 2) {
+    ctx.server.ResetStats();
+    ctx.reply.Ok();
+  } else if (EqualsIgnoreCase(sub, "HELP")) {
+    const std::string_view lines[] = {
+        "CONFIG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+        "GET <pattern>", "    Return parameters matching the glob-like <pattern> and their values.",
+        "SET <directive> <value>", "    Set the configuration <directive> to <value>.",
+        "RESETSTAT", "    Reset statistics reported by the INFO command.",
+        "REWRITE", "    Rewrite the configuration file.",
+    };
+    ctx.reply.ArrayHeader(std::size(lines));
+    for (auto l : lines) ctx.reply.Simple(l);
+  } else {
+    UnknownSubcommand(ctx, "CONFIG");
+  }
+}
+
+void DbSize(CommandContext& ctx) { ctx.reply.Integer(static_cast<int64_t>(ctx.db().size())); }
+
+bool FlushModeOk(CommandContext& ctx) {
+  if (ctx.argc() == 1) return true;
+  if (ctx.argc() == 2 && (EqualsIgnoreCase(ctx.arg(1), "ASYNC") || EqualsIgnoreCase(ctx.arg(1), "SYNC"))) {
+    return true;
+  }
+  ctx.SyntaxError();
+  return false;
+}
+
+void FlushDb(CommandContext& ctx) {
+  if (!FlushModeOk(ctx)) return;
+  size_t n = ctx.db().size();
+  ctx.db().Clear();
+  ctx.server.TouchAllKeys(ctx.client.db);
+  ctx.Dirty(std::max<int64_t>(1, static_cast<int64_t>(n)));
+  ctx.reply.Ok();
+}
+
+void FlushAll(CommandContext& ctx) {
+  if (!FlushModeOk(ctx)) return;
+  size_t n = 0;
+  for (int i = 0; i < ctx.server.num_dbs(); i++) {
+    n += ctx.server.db(i).size();
+    ctx.server.db(i).Clear();
+  }
+  ctx.server.TouchAllKeys(-1);
+  ctx.Dirty(std::max<int64_t>(1, static_cast<int64_t>(n)));
+  ctx.reply.Ok();
+}
+
+void SwapDb(CommandContext& ctx) {
+  int64_t a, b;
+  if (!ParseInt64(ctx.arg(1), &a) || !ParseInt64(ctx.arg(2), &b)) {
+    ctx.Error("ERR invalid first DB index");
+    return;
+  }
+  if (a < 0 || b < 0 || a >= ctx.server.num_dbs() || b >= ctx.server.num_dbs()) {
+    ctx.Error(protocol::err::kDbIndexOutOfRange);
+    return;
+  }
+  if (a != b) {
+    ctx.server.db(static_cast<int>(a)).Swap(ctx.server.db(static_cast<int>(b)));
+    ctx.server.TouchAllKeys(static_cast<int>(a));
+    ctx.server.TouchAllKeys(static_cast<int>(b));
+  }
+  ctx.Dirty();
+  ctx.reply.Ok();
+}
+
+void Time(CommandContext& ctx) {
+  int64_t us = NowUs();
+  ctx.reply.ArrayHeader(2);
+  ctx.reply.Bulk(std::to_string(us / 1000000));
+  ctx.reply.Bulk(std::to_string(us % 1000000));
+}
+
+void Shutdown(CommandContext& ctx) {
+  bool nosave = false;
+  for (size_t i = 1; i < ctx.argc(); i++) {
+    std::string_view a = ctx.arg(i);
+    if (EqualsIgnoreCase(a, "NOSAVE")) {
+      nosave = true;
+    } else if (EqualsIgnoreCase(a, "SAVE") || EqualsIgnoreCase(a, "NOW") ||
+               EqualsIgnoreCase(a, "FORCE")) {
+    } else if (EqualsIgnoreCase(a, "ABORT")) {
+      ctx.Error("ERR No shutdown in progress.");
+      return;
+    } else {
+      ctx.SyntaxError();
+      return;
+    }
+  }
+  // As Redis: no reply on success; the connection closes with the process.
+  ctx.server.Shutdown(nosave);
+}
+
+void Slowlog(CommandContext& ctx) {
+  std::string_view sub = ctx.arg(1);
+  auto& log = ctx.server.slowlog();
+  if (EqualsIgnoreCase(sub, "GET") && ctx.argc() <= 3) {
+    int64_t count = 10;
+    if (ctx.argc() == 3) {
+      if (!ctx.IntArg(2, &count)) return;
+      if (count < -1) {
+        ctx.Error("ERR count should be greater than or equal to -1");
+        return;
+      }
+      if (count == -1) count = static_cast<int64_t>(log.size());
+    }
+    size_t n = std::min<size_t>(log.size(), static_cast<size_t>(count));
+    ctx.reply.ArrayHeader(n);
+    for (size_t i = 0; i < n; i++) {
+      const SlowlogEntry& e = log[i];
+      ctx.reply.ArrayHeader(6);
+      ctx.reply.Integer(static_cast<int64_t>(e.id));
+      ctx.reply.Integer(e.unix_time);
+      ctx.reply.Integer(e.duration_us);
+      ctx.reply.ArrayHeader(e.args.size());
+      for (const auto& a : e.args) ctx.reply.Bulk(a);
+      ctx.reply.Bulk(e.peer);
+      ctx.reply.Bulk(e.client_name);
+    }
+  } else if (EqualsIgnoreCase(sub, "LEN") && ctx.argc() == 2) {
+    ctx.reply.Integer(static_cast<int64_t>(log.size()));
+  } else if (EqualsIgnoreCase(sub, "RESET") && ctx.argc() == 2) {
+    ctx.server.ResetSlowlog();
+    ctx.reply.Ok();
+  } else {
+    UnknownSubcommand(ctx, "SLOWLOG");
+  }
+}
+
+void Latency(CommandContext& ctx) {
+  std::string_view sub = ctx.arg(1);
+  if (EqualsIgnoreCase(sub, "LATEST") && ctx.argc() == 2) {
+    ctx.reply.ArrayHeader(0);
+  } else if (EqualsIgnoreCase(sub, "HISTORY") && ctx.argc() == 3) {
+    ctx.reply.ArrayHeader(0);
+  } else if (EqualsIgnoreCase(sub, "RESET")) {
+    ctx.reply.Integer(0);
+  } else if (EqualsIgnoreCase(sub, "DOCTOR") && ctx.argc() == 2) {
+    ctx.reply.Verbatim("Dave, no latency spike was observed during the lifetime of this feedkv instance.\n");
+  } else if (EqualsIgnoreCase(sub, "HISTOGRAM")) {
+    // Per-command call counts; bucketed histograms are not tracked yet.
+    std::vector<std::pair<std::string, uint64_t>> rows;
+    for (const auto& [name, st] : ctx.server.command_stats()) {
+      bool listed = ctx.argc() == 2;
+      for (size_t i = 2; i < ctx.argc(); i++) listed |= EqualsIgnoreCase(ctx.arg(i), name);
+      if (listed && st.calls > 0) rows.emplace_back(name, st.calls);
+    }
+    ctx.reply.MapHeader(rows.size());
+    for (const auto& [name, calls] : rows) {
+      ctx.reply.Bulk(name);
+      ctx.reply.MapHeader(2);
+      ctx.reply.Bulk("calls");
+      ctx.reply.Integer(static_cast<int64_t>(calls));
+      ctx.reply.Bulk("histogram_usec");
+      ctx.reply.MapHeader(0);
+    }
+  } else {
+    UnknownSubcommand(ctx, "LATENCY");
+  }
+}
+
+void Monitor(CommandContext& ctx) {
+  if (ctx.client.monitor) return;
+  ctx.client.monitor = true;
+  ctx.server.AddMonitor(&ctx.client);
+  ctx.reply.Ok();
+}
+
+void Role(CommandContext& ctx) {
+  ctx.reply.ArrayHeader(3);
+  ctx.reply.Bulk("master");
+  ctx.reply.Integer(0);
+  ctx.reply.ArrayHeader(0);
+}
+
+void Wait(CommandContext& ctx) {
+  int64_t n, timeout;
+  if (!ctx.IntArg(1, &n) || !ctx.IntArg(2, &timeout)) return;
+  if (timeout < 0) {
+    ctx.Error("ERR timeout is negative");
+    return;
+  }
+  ctx.reply.Integer(0);  // no replicas yet
+}
+
+const CommandSpec kCommands[] = {
+    {"info", -1, kLoading | kStale, 0, 0, 0, Info, "Returns information and statistics about the server.", "server"},
+    {"config", -2, kAdmin | kNoScript | kLoading | kStale, 0, 0, 0, ConfigCmd, "A container for server configuration commands.", "server",
+     "get set rewrite resetstat help"},
+    {"dbsize", 1, kReadOnly | kFast, 0, 0, 0, DbSize, "Returns the number of keys in the database.", "server"},
+    {"flushdb", -1, kWrite, 0, 0, 0, FlushDb, "Removes all keys from the current database.", "server"},
+    {"flushall", -1, kWrite, 0, 0, 0, FlushAll, "Removes all keys from all databases.", "server"},
+    {"swapdb", 3, kWrite | kFast, 0, 0, 0, SwapDb, "Swaps two Redis databases.", "server"},
+    {"time", 1, kLoading | kStale | kFast | kRandom, 0, 0, 0, Time, "Returns the server time.", "server"},
+    {"shutdown", -1, kAdmin | kNoScript | kLoading | kStale | kNoMulti, 0, 0, 0, Shutdown, "Synchronously saves the database(s) to disk and shuts down the Redis server.", "server"},
+    {"slowlog", -2, kAdmin | kLoading | kStale, 0, 0, 0, Slowlog, "A container for slow log commands.", "server", "get len reset"},
+    {"latency", -2, kAdmin | kLoading | kStale, 0, 0, 0, Latency, "A container for latency diagnostics commands.", "server",
+     "latest history reset doctor histogram"},
+    {"monitor", 1, kAdmin | kNoScript | kLoading | kStale, 0, 0, 0, Monitor, "Listens for all requests received by the server in real-time.", "server"},
+    {"role", 1, kNoScript | kLoading | kStale | kFast, 0, 0, 0, Role, "Returns the replication role.", "server"},
+    {"wait", 3, 0, 0, 0, 0, Wait, "Blocks until the asynchronous replication of all preceding write commands sent by the connection is completed.", "generic"},
+};
+
+}  // namespace
+
+std::span<const CommandSpec> ServerCommands() { return kCommands; }
 
 }  // namespace feedkv::server

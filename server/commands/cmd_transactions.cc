@@ -1,9 +1,99 @@
-// Transaction commands. (Family not yet implemented.)
+// Transactions: MULTI, EXEC, DISCARD, WATCH, UNWATCH. Commands sent after
+// MULTI are queued by Server::Execute (they lack kNoMulti) and run here, in
+// one go, so they are atomic like everything on the command thread. Their
+// changes reach the AOF as one batch.
 #include "server/command_context.h"
 #include "server/server.h"
 
 namespace feedkv::server {
 
-std::span<const CommandSpec> TransactionCommands() { return {}; }
+namespace {
+
+void EndTransaction(Server& server, Client& c) {
+  c.in_multi = false;
+  c.multi_error = false;
+  c.queued.clear();
+  server.UnwatchAll(c);
+}
+
+void Multi(CommandContext& ctx) {
+  if (ctx.client.in_multi) {
+    ctx.Error(protocol::err::kMultiNested);
+    return;
+  }
+  ctx.client.in_multi = true;
+  ctx.client.multi_error = false;
+  ctx.reply.Ok();
+}
+
+void Exec(CommandContext& ctx) {
+  Client& c = ctx.client;
+  if (!c.in_multi) {
+    ctx.Error(protocol::err::kExecWithoutMulti);
+    return;
+  }
+  if (c.multi_error) {
+    EndTransaction(ctx.server, c);
+    ctx.Error(protocol::err::kExecAbort);
+    return;
+  }
+  if (c.watch_dirty) {
+    EndTransaction(ctx.server, c);
+    ctx.reply.NullArray();
+    return;
+  }
+  std::vector<QueuedCommand> queued = std::move(c.queued);
+  c.in_multi = false;
+  c.queued.clear();
+  ctx.server.UnwatchAll(c);
+  ctx.reply.ArrayHeader(queued.size());
+  std::vector<std::string_view> argv;
+  for (const QueuedCommand& q : queued) {
+    argv.assign(q.args.begin(), q.args.end());
+    ctx.server.Call(c, *q.spec, argv);
+  }
+}
+
+void Discard(CommandContext& ctx) {
+  if (!ctx.client.in_multi) {
+    ctx.Error(protocol::err::kDiscardWithoutMulti);
+    return;
+  }
+  EndTransaction(ctx.server, ctx.client);
+  ctx.reply.Ok();
+}
+
+void Watch(CommandContext& ctx) {
+  if (ctx.client.in_multi) {
+    ctx.Error(protocol::err::kWatchInMulti);
+    return;
+  }
+  for (size_t i = 1; i < ctx.argc(); i++) {
+    // A key that is already logically expired counts as absent: expire it
+    // now so a later write is seen as a change.
+    ctx.db().Lookup(ctx.arg(i), ctx.now_ms());
+    ctx.server.Watch(ctx.client, ctx.client.db, ctx.arg(i));
+  }
+  ctx.reply.Ok();
+}
+
+void Unwatch(CommandContext& ctx) {
+  ctx.server.UnwatchAll(ctx.client);
+  ctx.reply.Ok();
+}
+
+constexpr uint32_t kTx = kNoScript | kLoading | kStale | kFast | kAllowBusy | kNoMulti;
+
+const CommandSpec kCommands[] = {
+    {"multi", 1, kTx, 0, 0, 0, Multi, "Starts a transaction.", "transactions"},
+    {"exec", 1, kNoScript | kLoading | kStale | kSkipMonitor | kNoMulti, 0, 0, 0, Exec, "Executes all commands in a transaction.", "transactions"},
+    {"discard", 1, kTx, 0, 0, 0, Discard, "Discards a transaction.", "transactions"},
+    {"watch", -2, kTx, 1, -1, 1, Watch, "Monitors changes to keys to determine the execution of a transaction.", "transactions"},
+    {"unwatch", 1, kTx, 0, 0, 0, Unwatch, "Forgets about watched keys of a transaction.", "transactions"},
+};
+
+}  // namespace
+
+std::span<const CommandSpec> TransactionCommands() { return kCommands; }
 
 }  // namespace feedkv::server

@@ -1,0 +1,236 @@
+#include "server/info.h"
+
+#include <malloc.h>
+#include <sys/resource.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <fmt/format.h>
+#include <set>
+
+#include "server/network.h"
+#include "server/server.h"
+#include "server/startup.h"
+
+namespace feedkv::server {
+
+size_t AllocatedBytes() {
+  struct mallinfo2 mi = mallinfo2();
+  return mi.uordblks + mi.hblkhd;
+}
+
+size_t ResidentBytes() {
+  long pages = 0, resident = 0;
+  FILE* f = std::fopen("/proc/self/statm", "r");
+  if (f == nullptr) return 0;
+  if (std::fscanf(f, "%ld %ld", &pages, &resident) != 2) resident = 0;
+  std::fclose(f);
+  return static_cast<size_t>(resident) * static_cast<size_t>(sysconf(_SC_PAGESIZE));
+}
+
+std::string BytesToHuman(uint64_t n) {
+  double d = static_cast<double>(n);
+  if (n < 1024) return fmt::format("{}B", n);
+  if (n < 1024ull * 1024) return fmt::format("{:.2f}K", d / 1024);
+  if (n < 1024ull * 1024 * 1024) return fmt::format("{:.2f}M", d / (1024 * 1024));
+  if (n < 1024ull * 1024 * 1024 * 1024) return fmt::format("{:.2f}G", d / (1024.0 * 1024 * 1024));
+  return fmt::format("{:.2f}T", d / (1024.0 * 1024 * 1024 * 1024));
+}
+
+namespace {
+
+double TimevalSec(const timeval& tv) { return tv.tv_sec + tv.tv_usec / 1e6; }
+
+void Server_(Server& s, std::string* o) {
+  utsname u;
+  uname(&u);
+  int64_t now_us = NowUs();
+  int64_t uptime = (NowMs() - s.start_time_ms()) / 1000;
+  *o += fmt::format(
+      "redis_version:{}\r\nfeedkv_version:{}\r\nredis_git_sha1:00000000\r\nredis_git_dirty:0\r\n"
+      "redis_build_id:0\r\nredis_mode:standalone\r\nos:{} {} {}\r\narch_bits:64\r\n"
+      "monotonic_clock:POSIX clock_gettime\r\nmultiplexing_api:epoll\r\natomicvar_api:c11-builtin\r\n"
+      "gcc_version:{}.{}.{}\r\nprocess_id:{}\r\nprocess_supervised:no\r\nrun_id:{}\r\ntcp_port:{}\r\n"
+      "server_time_usec:{}\r\nuptime_in_seconds:{}\r\nuptime_in_days:{}\r\nhz:{}\r\n"
+      "configured_hz:{}\r\nlru_clock:{}\r\nexecutable:\r\nconfig_file:{}\r\nio_threads_active:0\r\n",
+      kRedisCompatVersion, kFeedkvVersion, u.sysname, u.release, u.machine, __GNUC__,
+      __GNUC_MINOR__, __GNUC_PATCHLEVEL__, getpid(), s.run_id(), s.tcp_port(), now_us, uptime,
+      uptime / 86400, s.cfg().hz, s.cfg().hz, (now_us / 1000000) & ((1 << 24) - 1),
+      s.config().file());
+}
+
+void Clients(Server& s, std::string* o) {
+  size_t max_in = 0, max_out = 0;
+  for (const auto& [id, c] : s.connections()) {
+    max_in = std::max(max_in, c->client().query_buffer_size);
+    max_out = std::max(max_out, c->client().out.size());
+  }
+  *o += fmt::format(
+      "connected_clients:{}\r\ncluster_connections:0\r\nmaxclients:{}\r\n"
+      "client_recent_max_input_buffer:{}\r\nclient_recent_max_output_buffer:{}\r\n"
+      "blocked_clients:0\r\ntracking_clients:0\r\nclients_in_timeout_table:0\r\n"
+      "total_blocking_keys:0\r\ntotal_blocking_keys_on_nokey:0\r\n",
+      s.num_clients(), s.cfg().maxclients, max_in, max_out);
+}
+
+void Memory(Server& s, std::string* o) {
+  size_t used = AllocatedBytes();
+  size_t rss = ResidentBytes();
+  size_t dataset = s.UsedMemory();
+  size_t peak = std::max(s.peak_memory(), used);
+  long pages = sysconf(_SC_PHYS_PAGES);
+  uint64_t total = static_cast<uint64_t>(pages) * static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
+  *o += fmt::format(
+      "used_memory:{}\r\nused_memory_human:{}\r\nused_memory_rss:{}\r\nused_memory_rss_human:{}\r\n"
+      "used_memory_peak:{}\r\nused_memory_peak_human:{}\r\nused_memory_peak_perc:{:.2f}%\r\n"
+      "used_memory_overhead:{}\r\nused_memory_startup:0\r\nused_memory_dataset:{}\r\n"
+      "total_system_memory:{}\r\ntotal_system_memory_human:{}\r\nmaxmemory:{}\r\n"
+      "maxmemory_human:{}\r\nmaxmemory_policy:{}\r\nmem_fragmentation_ratio:{:.2f}\r\n"
+      "mem_allocator:libc\r\nlazyfree_pending_objects:0\r\n",
+      used, BytesToHuman(used), rss, BytesToHuman(rss), peak, BytesToHuman(peak),
+      peak ? 100.0 * used / peak : 0.0, used > dataset ? used - dataset : 0, dataset, total,
+      BytesToHuman(total), s.cfg().maxmemory, BytesToHuman(s.cfg().maxmemory),
+      s.cfg().maxmemory_policy, used ? static_cast<double>(rss) / used : 0.0);
+}
+
+void Persistence(Server& s, std::string* o) {
+  *o += fmt::format(
+      "loading:{}\r\nasync_loading:0\r\ncurrent_cow_peak:0\r\nrdb_changes_since_last_save:{}\r\n"
+      "rdb_bgsave_in_progress:0\r\nrdb_last_save_time:{}\r\nrdb_last_bgsave_status:ok\r\n"
+      "rdb_last_bgsave_time_sec:-1\r\nrdb_current_bgsave_time_sec:-1\r\naof_enabled:0\r\n"
+      "aof_rewrite_in_progress:0\r\naof_rewrite_scheduled:0\r\naof_last_rewrite_time_sec:-1\r\n"
+      "aof_current_rewrite_time_sec:-1\r\naof_last_bgrewrite_status:ok\r\naof_rewrites:0\r\n"
+      "aof_last_write_status:ok\r\n",
+      s.loading() ? 1 : 0, s.stats().dirty, s.start_time_ms() / 1000);
+}
+
+void Stats(Server& s, std::string* o) {
+  const ServerStats& st = s.stats();
+  *o += fmt::format(
+      "total_connections_received:{}\r\ntotal_commands_processed:{}\r\n"
+      "instantaneous_ops_per_sec:{}\r\ntotal_net_input_bytes:{}\r\ntotal_net_output_bytes:{}\r\n"
+      "instantaneous_input_kbps:0.00\r\ninstantaneous_output_kbps:0.00\r\n"
+      "rejected_connections:{}\r\nsync_full:0\r\nsync_partial_ok:0\r\nsync_partial_err:0\r\n"
+      "expired_keys:{}\r\nexpired_stale_perc:0.00\r\nexpired_time_cap_reached_count:0\r\n"
+      "evicted_keys:0\r\nkeyspace_hits:{}\r\nkeyspace_misses:{}\r\npubsub_channels:0\r\n"
+      "pubsub_patterns:0\r\nlatest_fork_usec:0\r\ntotal_forks:0\r\nmigrate_cached_sockets:0\r\n"
+      "total_error_replies:{}\r\nunexpected_error_replies:{}\r\n"
+      "client_query_buffer_limit_disconnections:{}\r\n"
+      "client_output_buffer_limit_disconnections:{}\r\n",
+      st.total_connections_received, st.total_commands_processed,
+      static_cast<int64_t>(st.instantaneous_ops_per_sec), st.net_input_bytes, st.net_output_bytes,
+      st.rejected_connections, st.expired_keys, st.keyspace_hits, st.keyspace_misses,
+      st.total_error_replies, st.unexpected_error_replies,
+      st.client_query_buffer_limit_disconnections, st.client_output_buffer_limit_disconnections);
+}
+
+void Replication(Server& s, std::string* o) {
+  (void)s;
+  *o += fmt::format(
+      "role:master\r\nconnected_slaves:0\r\nmaster_failover_state:no-failover\r\n"
+      "master_replid:{}\r\nmaster_replid2:0000000000000000000000000000000000000000\r\n"
+      "master_repl_offset:0\r\nsecond_repl_offset:-1\r\nrepl_backlog_active:0\r\n"
+      "repl_backlog_size:1048576\r\nrepl_backlog_first_byte_offset:0\r\nrepl_backlog_histlen:0\r\n",
+      s.run_id());
+}
+
+void Cpu(Server&, std::string* o) {
+  rusage self{}, children{}, thread{};
+  getrusage(RUSAGE_SELF, &self);
+  getrusage(RUSAGE_CHILDREN, &children);
+  getrusage(RUSAGE_THREAD, &thread);
+  *o += fmt::format(
+      "used_cpu_sys:{:.6f}\r\nused_cpu_user:{:.6f}\r\nused_cpu_sys_children:{:.6f}\r\n"
+      "used_cpu_user_children:{:.6f}\r\nused_cpu_sys_main_thread:{:.6f}\r\n"
+      "used_cpu_user_main_thread:{:.6f}\r\n",
+      TimevalSec(self.ru_stime), TimevalSec(self.ru_utime), TimevalSec(children.ru_stime),
+      TimevalSec(children.ru_utime), TimevalSec(thread.ru_stime), TimevalSec(thread.ru_utime));
+}
+
+void ErrorStats(Server& s, std::string* o) {
+  for (const auto& [code, n] : s.error_stats()) *o += fmt::format("errorstat_{}:count={}\r\n", code, n);
+}
+
+void CommandStatsSection(Server& s, std::string* o) {
+  for (const auto& [name, st] : s.command_stats()) {
+    if (st.calls == 0 && st.rejected_calls == 0 && st.failed_calls == 0) continue;
+    *o += fmt::format(
+        "cmdstat_{}:calls={},usec={},usec_per_call={:.2f},rejected_calls={},failed_calls={}\r\n",
+        name, st.calls, st.usec, st.calls ? static_cast<double>(st.usec) / st.calls : 0.0,
+        st.rejected_calls, st.failed_calls);
+  }
+}
+
+void Keyspace(Server& s, std::string* o) {
+  for (int i = 0; i < s.num_dbs(); i++) {
+    const Database& db = s.db(i);
+    if (db.size() == 0) continue;
+    *o += fmt::format("db{}:keys={},expires={},avg_ttl={}\r\n", i, db.size(), db.expires_count(),
+                      db.avg_ttl_ms());
+  }
+}
+
+using SectionFn = void (*)(Server&, std::string*);
+struct Section {
+  const char* name;
+  SectionFn fn;
+  bool in_default;
+};
+const Section kSections[] = {
+    {"server", Server_, true},         {"clients", Clients, true},
+    {"memory", Memory, true},          {"persistence", Persistence, true},
+    {"stats", Stats, true},            {"replication", Replication, true},
+    {"cpu", Cpu, true},                {"modules", nullptr, true},
+    {"errorstats", ErrorStats, true},  {"commandstats", CommandStatsSection, false},
+    {"keyspace", Keyspace, true},
+};
+
+std::string Title(std::string_view name) {
+  std::string t(name);
+  if (!t.empty()) t[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(t[0])));
+  if (t == "Cpu") t = "CPU";
+  if (t == "Errorstats") t = "Errorstats";
+  return t;
+}
+
+}  // namespace
+
+std::string BuildInfo(Server& s, const std::vector<std::string>& requested) {
+  std::set<std::string> want(requested.begin(), requested.end());
+  bool all = want.count("all") || want.count("everything");
+  bool deflt = want.empty() || want.count("default");
+  auto wanted = [&](std::string_view name, bool in_default) {
+    return all || (deflt && in_default) || want.count(std::string(name));
+  };
+  std::string out;
+  const auto& extra = s.info_sections();
+  auto find_extra = [&](std::string_view name) -> const std::function<void(std::string*)>* {
+    for (const auto& [n, fn] : extra) {
+      if (n == name) return &fn;
+    }
+    return nullptr;
+  };
+  for (const Section& sec : kSections) {
+    if (!wanted(sec.name, sec.in_default)) continue;
+    if (!out.empty()) out += "\r\n";
+    out += "# " + Title(sec.name) + "\r\n";
+    if (const auto* fn = find_extra(sec.name)) {
+      (*fn)(&out);
+    } else if (sec.fn != nullptr) {
+      sec.fn(s, &out);
+    }
+  }
+  for (const auto& [name, fn] : extra) {
+    bool builtin = std::any_of(std::begin(kSections), std::end(kSections),
+                               [&](const Section& sec) { return name == sec.name; });
+    if (builtin || !wanted(name, true)) continue;
+    if (!out.empty()) out += "\r\n";
+    out += "# " + Title(name) + "\r\n";
+    fn(&out);
+  }
+  return out;
+}
+
+}  // namespace feedkv::server
