@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "server/command_docs.h"
+#include "server/command_table.h"
 #include "server/config.h"
 #include "server/server.h"
 #include "server/startup.h"
@@ -20,6 +22,10 @@ int main(int argc, char** argv) {
   std::vector<std::string> args(argv + 1, argv + argc);
   if (!args.empty() && (args[0] == "-v" || args[0] == "--version")) {
     std::printf("feedkv-server v=%s\n", kFeedkvVersion);
+    return 0;
+  }
+  if (!args.empty() && args[0] == "--commands-markdown") {
+    std::fputs(CommandsMarkdown(CommandTable()).c_str(), stdout);
     return 0;
   }
   if (!args.empty() && args[0].rfind("--", 0) != 0) {

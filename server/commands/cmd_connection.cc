@@ -315,7 +315,7 @@ const CommandSpec kCommands[] = {
     {"client", -2, kAdmin | kNoScript | kLoading | kStale, 0, 0, 0, ClientCmd, "A container for client connection commands.", "connection",
      "id setname getname setinfo info list kill no-evict no-touch reply"},
     {"readonly", 1, kFast | kLoading | kStale, 0, 0, 0, OkReply, "Enables read-only queries for a connection to a Redis Cluster replica node.", "cluster"},
-    {"readwrite", 1, kFast | kLoading | kStale, 0, 0, 0, OkReply, "Enables read-write queries for a connection to a Reids Cluster replica node.", "cluster"},
+    {"readwrite", 1, kFast | kLoading | kStale, 0, 0, 0, OkReply, "Enables read-write queries for a connection to a Redis Cluster replica node.", "cluster"},
 };
 
 }  // namespace
