@@ -172,6 +172,23 @@ void Keyspace(Server& s, std::string* o) {
   }
 }
 
+void Counters(Server& server, std::string* out) {
+  size_t keys = 0, memory = 0, tables = 0, aux = 0, extend = 0;
+  for (const auto& [name, space] : server.counter_spaces()) {
+    CounterSpaceStats st = space->Stats();
+    keys += st.num_keys;
+    memory += st.memory_bytes;
+    tables += st.tables.size();
+    aux += st.aux_keys;
+    extend += st.extend_keys;
+  }
+  *out += fmt::format(
+      "counter_spaces:{}\r\ncounter_keys:{}\r\ncounter_tables:{}\r\ncounter_aux_keys:{}\r\n"
+      "counter_extend_keys:{}\r\ncounter_memory:{}\r\n",
+      server.counter_spaces().size(), keys, tables, aux, extend, memory);
+}
+
+
 using SectionFn = void (*)(Server&, std::string*);
 struct Section {
   const char* name;
@@ -184,7 +201,7 @@ const Section kSections[] = {
     {"stats", Stats, true},            {"replication", Replication, true},
     {"cpu", Cpu, true},                {"modules", nullptr, true},
     {"errorstats", ErrorStats, true},  {"commandstats", CommandStatsSection, false},
-    {"keyspace", Keyspace, true},
+    {"keyspace", Keyspace, true},         {"counters", Counters, true},
 };
 
 std::string Title(std::string_view name) {

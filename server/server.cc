@@ -188,6 +188,7 @@ void Server::ResetStats() {
 size_t Server::UsedMemory() const {
   size_t total = 0;
   for (const auto& db : dbs_) total += db->MemoryUsage();
+  for (const auto& [name, space] : counter_spaces_) total += space->MemoryUsage();
   for (const auto& [id, c] : connections_) total += c->client().out.capacity() + 1024;
   return total;
 }

@@ -25,6 +25,7 @@
 #include "server/client.h"
 #include "server/command_table.h"
 #include "server/config.h"
+#include "storage/counter_space.h"
 #include "storage/database.h"
 
 namespace feedkv::server {
@@ -74,6 +75,13 @@ class ChangeSink {
   virtual ~ChangeSink() = default;
   // A batch of commands that must be applied atomically, against `db`.
   virtual void Append(int db, const std::vector<std::vector<std::string>>& cmds) = 0;
+  // The AOF offset the reply to the command that just ran must wait for
+  // (compared with durable_offset(); appendfsync always), or 0 when replies
+  // need not wait. `write_command`: the command was flagged kWrite.
+  virtual uint64_t ReplyBarrier(bool write_command) {
+    (void)write_command;
+    return 0;
+  }
 };
 
 class Server {
@@ -95,6 +103,9 @@ class Server {
   ServerStats& stats() { return stats_; }
 
   Database& db(int i) { return *dbs_[i]; }
+  // Schema counter spaces, by name. Server-wide (not per SELECT database).
+  using CounterSpaces = std::map<std::string, std::unique_ptr<CounterSpace>, std::less<>>;
+  CounterSpaces& counter_spaces() { return counter_spaces_; }
   int num_dbs() const { return static_cast<int>(dbs_.size()); }
 
   // Executes one command from a client (queues it inside MULTI). Replies are
@@ -176,6 +187,7 @@ class Server {
   Config config_;
   CommandTable table_;
   std::vector<std::unique_ptr<Database>> dbs_;
+  CounterSpaces counter_spaces_;
   std::vector<std::unique_ptr<Listener>> listeners_;
   std::map<uint64_t, Connection*> connections_;
   uint64_t next_client_id_ = 1;

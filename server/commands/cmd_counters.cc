@@ -1,9 +1,298 @@
-// Counter commands. (Family not yet implemented.)
+// Schema counters: COUNTER.CREATE/DROP/SPACES/INCRBY/SET/GET/MGET/DEL/INFO.
+// A counter space is server-wide (not per SELECT database). Counters are
+// unsigned 64-bit at most; values above INT64_MAX are replied as bulk strings
+// (RESP integers are signed). See docs/counters.md.
+#include <fmt/format.h>
+
+#include <charconv>
+
 #include "server/command_context.h"
 #include "server/server.h"
+#include "storage/counter_space.h"
 
 namespace feedkv::server {
 
-std::span<const CommandSpec> CounterCommands() { return {}; }
+namespace {
+
+CounterOptions OptionsFromConfig(const ServerConfig& c) {
+  CounterOptions o;
+  o.table_bytes = static_cast<uint64_t>(c.counter_table_size);
+  o.max_fill = c.counter_table_max_fill;
+  o.max_probes = static_cast<uint32_t>(c.counter_max_probes);
+  return o;
+}
+
+// The space named by argument 1, or nullptr after replying an error. Applies
+// the current counter-* settings, which affect tables created from now on.
+CounterSpace* SpaceArg(CommandContext& ctx) {
+  auto& spaces = ctx.server.counter_spaces();
+  auto it = spaces.find(ctx.arg(1));
+  if (it == spaces.end()) {
+    ctx.Error(fmt::format("ERR no such counter space '{}'", ctx.arg(1)));
+    return nullptr;
+  }
+  CounterOptions want = OptionsFromConfig(ctx.server.cfg());
+  if (!(it->second->options() == want) &&
+      CounterSpace::ValidateOptions(want, it->second->schema().slot_bytes()).ok()) {
+    it->second->SetOptions(want);
+  }
+  return it->second.get();
+}
+
+bool FieldArg(CommandContext& ctx, const CounterSpace& space, size_t i, size_t* field) {
+  int f = space.schema().FieldIndex(ctx.arg(i));
+  if (f < 0) {
+    ctx.Error(fmt::format("ERR no such field '{}' in counter space '{}'", ctx.arg(i), ctx.arg(1)));
+    return false;
+  }
+  *field = static_cast<size_t>(f);
+  return true;
+}
+
+bool UnsignedArg(CommandContext& ctx, size_t i, uint64_t* out) {
+  std::string_view s = ctx.arg(i);
+  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), *out);
+  if (s.empty() || s[0] == '+' || ec != std::errc() || p != s.data() + s.size()) {
+    ctx.Error(protocol::err::kNotInteger);
+    return false;
+  }
+  return true;
+}
+
+void ReplyCounter(CommandContext& ctx, uint64_t v) {
+  if (v <= static_cast<uint64_t>(INT64_MAX)) {
+    ctx.reply.Integer(static_cast<int64_t>(v));
+  } else {
+    ctx.reply.Bulk(std::to_string(v));
+  }
+}
+
+void ReplyStatus(CommandContext& ctx, const Status& s) {
+  if (s.IsInvalidArgument() && s.message().find("overflow") != std::string::npos) {
+    ctx.Error(protocol::err::kOverflow);
+  } else {
+    ctx.Error("ERR " + s.message());
+  }
+}
+
+void Create(CommandContext& ctx) {
+  std::vector<std::string_view> specs(ctx.args.begin() + 2, ctx.args.end());
+  CounterSchema schema;
+  Status s = CounterSchema::Parse(specs, &schema);
+  if (!s.ok()) {
+    ctx.Error("ERR invalid counter schema: " + s.message());
+    return;
+  }
+  auto& spaces = ctx.server.counter_spaces();
+  auto it = spaces.find(ctx.arg(1));
+  if (it != spaces.end()) {
+    if (it->second->schema() == schema) {
+      ctx.reply.Ok();  // idempotent for the same schema
+    } else {
+      ctx.Error(fmt::format("ERR counter space '{}' exists with a different schema: {}", ctx.arg(1),
+                            it->second->schema().ToString()));
+    }
+    return;
+  }
+  CounterOptions options = OptionsFromConfig(ctx.server.cfg());
+  s = CounterSpace::ValidateOptions(options, schema.slot_bytes());
+  if (!s.ok()) {
+    ctx.Error("ERR invalid counter-* settings: " + s.message());
+    return;
+  }
+  spaces.emplace(std::string(ctx.arg(1)), std::make_unique<CounterSpace>(std::move(schema), options));
+  ctx.Dirty();
+  ctx.reply.Ok();
+}
+
+void Drop(CommandContext& ctx) {
+  auto& spaces = ctx.server.counter_spaces();
+  auto it = spaces.find(ctx.arg(1));
+  size_t n = it == spaces.end() ? 0 : 1;
+  if (n) spaces.erase(it);
+  if (n) ctx.Dirty();
+  ctx.reply.Integer(static_cast<int64_t>(n));
+}
+
+void Spaces(CommandContext& ctx) {
+  auto& spaces = ctx.server.counter_spaces();
+  ctx.reply.ArrayHeader(spaces.size());
+  for (const auto& [name, space] : spaces) ctx.reply.Bulk(name);
+}
+
+void IncrBy(CommandContext& ctx) {
+  CounterSpace* space = SpaceArg(ctx);
+  if (!space) return;
+  int64_t id, delta;
+  size_t field;
+  if (!ctx.IntArg(2, &id) || !FieldArg(ctx, *space, 3, &field) || !ctx.IntArg(4, &delta)) return;
+  uint64_t value;
+  Status s = space->IncrBy(id, field, delta, &value);
+  if (!s.ok()) {
+    ReplyStatus(ctx, s);
+    return;
+  }
+  ctx.Dirty();
+  ReplyCounter(ctx, value);
+}
+
+void Set(CommandContext& ctx) {
+  CounterSpace* space = SpaceArg(ctx);
+  if (!space) return;
+  int64_t id;
+  size_t field;
+  uint64_t value;
+  if (!ctx.IntArg(2, &id) || !FieldArg(ctx, *space, 3, &field) || !UnsignedArg(ctx, 4, &value)) return;
+  Status s = space->Set(id, field, value);
+  if (!s.ok()) {
+    ReplyStatus(ctx, s);
+    return;
+  }
+  ctx.Dirty();
+  ctx.reply.Ok();
+}
+
+// Replies one id's counters: all fields as a map (flat array in RESP2), or
+// the listed fields as an array.
+void ReplyCounters(CommandContext& ctx, const CounterSpace& space, int64_t id,
+                   const std::vector<size_t>& fields, std::vector<uint64_t>* scratch) {
+  const CounterSchema& schema = space.schema();
+  scratch->resize(schema.num_fields());
+  space.Get(id, scratch->data());
+  if (fields.empty()) {
+    ctx.reply.MapHeader(schema.num_fields());
+    for (size_t f = 0; f < schema.num_fields(); f++) {
+      ctx.reply.Bulk(schema.field_name(f));
+      ReplyCounter(ctx, (*scratch)[f]);
+    }
+  } else {
+    ctx.reply.ArrayHeader(fields.size());
+    for (size_t f : fields) ReplyCounter(ctx, (*scratch)[f]);
+  }
+}
+
+void Get(CommandContext& ctx) {
+  CounterSpace* space = SpaceArg(ctx);
+  if (!space) return;
+  int64_t id;
+  if (!ctx.IntArg(2, &id)) return;
+  std::vector<size_t> fields;
+  for (size_t i = 3; i < ctx.argc(); i++) {
+    size_t f;
+    if (!FieldArg(ctx, *space, i, &f)) return;
+    fields.push_back(f);
+  }
+  std::vector<uint64_t> scratch;
+  ReplyCounters(ctx, *space, id, fields, &scratch);
+}
+
+void MGet(CommandContext& ctx) {
+  CounterSpace* space = SpaceArg(ctx);
+  if (!space) return;
+  std::vector<int64_t> ids;
+  std::vector<size_t> fields;
+  size_t i = 2;
+  for (; i < ctx.argc() && !EqualsIgnoreCase(ctx.arg(i), "FIELDS"); i++) {
+    int64_t id;
+    if (!ctx.IntArg(i, &id)) return;
+    ids.push_back(id);
+  }
+  if (i < ctx.argc()) {
+    if (i + 1 == ctx.argc()) {
+      ctx.SyntaxError();
+      return;
+    }
+    for (i++; i < ctx.argc(); i++) {
+      size_t f;
+      if (!FieldArg(ctx, *space, i, &f)) return;
+      fields.push_back(f);
+    }
+  }
+  if (ids.empty()) {
+    ctx.Error("ERR wrong number of arguments for 'counter.mget' command");
+    return;
+  }
+  std::vector<uint64_t> scratch;
+  ctx.reply.ArrayHeader(ids.size());
+  for (int64_t id : ids) ReplyCounters(ctx, *space, id, fields, &scratch);
+}
+
+void Del(CommandContext& ctx) {
+  CounterSpace* space = SpaceArg(ctx);
+  if (!space) return;
+  int64_t id;
+  if (!ctx.IntArg(2, &id)) return;
+  bool existed = space->Del(id);
+  if (existed) ctx.Dirty();
+  ctx.reply.Integer(existed ? 1 : 0);
+}
+
+void InfoCmd(CommandContext& ctx) {
+  CounterSpace* space = SpaceArg(ctx);
+  if (!space) return;
+  CounterSpaceStats st = space->Stats();
+  auto& r = ctx.reply;
+  r.MapHeader(12);
+  r.Bulk("schema");
+  r.Bulk(space->schema().ToString());
+  r.Bulk("slot_bytes");
+  r.Integer(static_cast<int64_t>(space->schema().slot_bytes()));
+  r.Bulk("keys");
+  r.Integer(static_cast<int64_t>(st.num_keys));
+  r.Bulk("table_keys");
+  r.Integer(static_cast<int64_t>(st.table_keys));
+  r.Bulk("aux_keys");
+  r.Integer(static_cast<int64_t>(st.aux_keys));
+  r.Bulk("extend_keys");
+  r.Integer(static_cast<int64_t>(st.extend_keys));
+  r.Bulk("memory_bytes");
+  r.Integer(static_cast<int64_t>(st.memory_bytes));
+  r.Bulk("bytes_per_key");
+  r.Double(st.bytes_per_key);
+  r.Bulk("mean_probes");
+  r.Double(st.mean_probes);
+  r.Bulk("max_probes");
+  r.Integer(st.max_probes);
+  r.Bulk("table_size");
+  r.Integer(static_cast<int64_t>(space->options().table_bytes));
+  r.Bulk("tables");
+  r.ArrayHeader(st.tables.size());
+  for (const CounterTableStats& t : st.tables) {
+    r.MapHeader(7);
+    r.Bulk("first_id");
+    r.Integer(t.first_id);
+    r.Bulk("last_id");
+    r.Integer(t.last_id);
+    r.Bulk("capacity");
+    r.Integer(static_cast<int64_t>(t.capacity));
+    r.Bulk("used");
+    r.Integer(static_cast<int64_t>(t.used));
+    r.Bulk("fill");
+    r.Double(t.fill);
+    r.Bulk("mean_probes");
+    r.Double(t.mean_probes);
+    r.Bulk("max_probes");
+    r.Integer(t.max_probes);
+  }
+}
+
+constexpr uint32_t kW = kWrite | kDenyOom | kFast;
+constexpr uint32_t kR = kReadOnly | kFast;
+
+const CommandSpec kCommands[] = {
+    {"counter.create", -3, kWrite | kDenyOom, 0, 0, 0, Create, "Creates a counter space with a schema of field:bits.", "counters"},
+    {"counter.drop", 2, kWrite, 0, 0, 0, Drop, "Deletes a counter space and all its counters.", "counters"},
+    {"counter.spaces", 1, kReadOnly, 0, 0, 0, Spaces, "Lists the counter spaces.", "counters"},
+    {"counter.incrby", 5, kW, 0, 0, 0, IncrBy, "Adds a delta to one counter of an id; returns the new value.", "counters"},
+    {"counter.set", 5, kW, 0, 0, 0, Set, "Sets one counter of an id.", "counters"},
+    {"counter.get", -3, kR, 0, 0, 0, Get, "Returns all (or the listed) counters of an id.", "counters"},
+    {"counter.mget", -3, kReadOnly, 0, 0, 0, MGet, "Returns the counters of several ids.", "counters"},
+    {"counter.del", 3, kWrite | kFast, 0, 0, 0, Del, "Deletes all counters of an id.", "counters"},
+    {"counter.info", 2, kReadOnly, 0, 0, 0, InfoCmd, "Returns the tables, dictionaries and probe statistics of a counter space.", "counters"},
+};
+
+}  // namespace
+
+std::span<const CommandSpec> CounterCommands() { return kCommands; }
 
 }  // namespace feedkv::server

@@ -103,7 +103,9 @@ void FlushDb(CommandContext& ctx) {
 
 void FlushAll(CommandContext& ctx) {
   if (!FlushModeOk(ctx)) return;
-  size_t n = 0;
+  // Counter spaces are data too: FLUSHALL leaves a server with nothing in it.
+  size_t n = ctx.server.counter_spaces().size();
+  ctx.server.counter_spaces().clear();
   for (int i = 0; i < ctx.server.num_dbs(); i++) {
     n += ctx.server.db(i).size();
     ctx.server.db(i).Clear();
