@@ -1,0 +1,610 @@
+#include "storage/counter_space.h"
+
+#include <fmt/format.h>
+#include <xxhash.h>
+
+#include <algorithm>
+#include <cassert>
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+namespace feedkv {
+
+namespace {
+
+constexpr int64_t kMinId = std::numeric_limits<int64_t>::min();
+constexpr int64_t kMaxId = std::numeric_limits<int64_t>::max();
+constexpr char kOverflowMessage[] = "increment or decrement would overflow";
+
+// Snapshot framing (layout in docs/counters.md).
+constexpr char kMagic[8] = {'F', 'K', 'V', 'C', 'O', 'U', 'N', 'T'};
+constexpr uint32_t kFormatVersion = 1;
+
+// Rough cost of one std::unordered_map node (next pointer, key, value, malloc header).
+constexpr size_t kDictNodeBytes = 32;
+
+void PutFixed32(std::string* out, uint32_t v) {
+  char b[4];
+  for (int i = 0; i < 4; ++i) b[i] = static_cast<char>(v >> (8 * i));
+  out->append(b, 4);
+}
+
+void PutFixed64(std::string* out, uint64_t v) {
+  char b[8];
+  counter_coding::StoreLE64(b, v);
+  out->append(b, 8);
+}
+
+// Bounds-checked little-endian reader over a snapshot; every Get fails cleanly on
+// truncation so that no input can read past the end.
+class Reader {
+ public:
+  explicit Reader(std::string_view in) : in_(in) {}
+  std::string_view rest() const { return in_; }
+  void Skip(size_t n) { in_.remove_prefix(n); }
+  bool GetU8(uint8_t* v) {
+    if (in_.empty()) return false;
+    *v = static_cast<uint8_t>(in_[0]);
+    in_.remove_prefix(1);
+    return true;
+  }
+  bool GetU32(uint32_t* v) {
+    if (in_.size() < 4) return false;
+    *v = 0;
+    for (int i = 0; i < 4; ++i) {
+      *v |= static_cast<uint32_t>(static_cast<unsigned char>(in_[i])) << (8 * i);
+    }
+    in_.remove_prefix(4);
+    return true;
+  }
+  bool GetU64(uint64_t* v) {
+    if (in_.size() < 8) return false;
+    *v = counter_coding::LoadLE64(in_.data());
+    in_.remove_prefix(8);
+    return true;
+  }
+  bool GetBytes(size_t n, std::string_view* v) {
+    if (in_.size() < n) return false;
+    *v = in_.substr(0, n);
+    in_.remove_prefix(n);
+    return true;
+  }
+
+ private:
+  std::string_view in_;
+};
+
+Status Truncated(std::string_view what) {
+  return Status::Corruption(fmt::format("counter space: truncated {}", what));
+}
+
+CounterOptions ClampOptions(CounterOptions o, size_t slot_bytes) {
+  const uint64_t min_bytes = CounterTable::kMinCapacity * slot_bytes;
+  o.table_bytes = std::clamp<uint64_t>(o.table_bytes, min_bytes, CounterTable::kMaxTableBytes);
+  if (!(o.max_fill > 0.0)) o.max_fill = CounterOptions{}.max_fill;  // also catches NaN
+  o.max_fill = std::min(o.max_fill, 1.0);
+  o.max_probes = std::clamp<uint32_t>(o.max_probes, 1, CounterTable::kMaxProbesLimit);
+  return o;
+}
+
+// Applies a signed delta with the store's rules: clamp at 0 below, error above 2^64-1.
+Status AddDelta(uint64_t old, int64_t delta, uint64_t* out) {
+  if (delta >= 0) {
+    const auto d = static_cast<uint64_t>(delta);
+    if (old > std::numeric_limits<uint64_t>::max() - d) {
+      return Status::InvalidArgument(kOverflowMessage);
+    }
+    *out = old + d;
+  } else {
+    const uint64_t d = uint64_t{0} - static_cast<uint64_t>(delta);  // |INT64_MIN| fits
+    *out = old > d ? old - d : 0;
+  }
+  return Status::OK();
+}
+
+}  // namespace
+
+// ---- CounterDict ----
+
+uint64_t* CounterDict::Find(int64_t id) {
+  auto it = index_.find(id);
+  return it == index_.end() ? nullptr : &rows_[it->second * width_];
+}
+
+const uint64_t* CounterDict::Find(int64_t id) const {
+  auto it = index_.find(id);
+  return it == index_.end() ? nullptr : &rows_[it->second * width_];
+}
+
+uint64_t* CounterDict::Insert(int64_t id) {
+  size_t row;
+  if (!free_rows_.empty()) {
+    row = free_rows_.back();
+    free_rows_.pop_back();
+  } else {
+    row = rows_.size() / width_;
+    rows_.resize(rows_.size() + width_);
+  }
+  [[maybe_unused]] const bool inserted = index_.emplace(id, row).second;
+  assert(inserted);
+  uint64_t* r = &rows_[row * width_];
+  std::fill(r, r + width_, 0);
+  return r;
+}
+
+bool CounterDict::Erase(int64_t id) {
+  auto it = index_.find(id);
+  if (it == index_.end()) return false;
+  free_rows_.push_back(it->second);
+  index_.erase(it);
+  return true;
+}
+
+size_t CounterDict::MemoryUsage() const {
+  return index_.bucket_count() * sizeof(void*) + index_.size() * kDictNodeBytes +
+         rows_.capacity() * sizeof(uint64_t) + free_rows_.capacity() * sizeof(size_t);
+}
+
+// ---- CounterSpace ----
+
+CounterSpace::CounterSpace(CounterSchema schema, CounterOptions options)
+    : schema_(std::make_shared<const CounterSchema>(std::move(schema))),
+      options_(ClampOptions(options, schema_->slot_bytes())),
+      aux_(schema_->num_fields()),
+      extend_(schema_->num_fields()),
+      max_id_seen_(kMinId) {
+  assert(schema_->num_fields() > 0);
+}
+
+CounterSpace::~CounterSpace() = default;
+
+Status CounterSpace::ValidateOptions(const CounterOptions& o, size_t slot_bytes) {
+  if (o.table_bytes > CounterTable::kMaxTableBytes ||
+      CounterTable::CapacityFor(o.table_bytes, slot_bytes) == 0) {
+    return Status::InvalidArgument(
+        fmt::format("counter table size must hold at least {} slots of {} bytes and be at most {}",
+                    CounterTable::kMinCapacity, slot_bytes, CounterTable::kMaxTableBytes));
+  }
+  if (!(o.max_fill > 0.0 && o.max_fill <= 1.0)) {
+    return Status::InvalidArgument("counter table max fill must be in (0, 1]");
+  }
+  if (o.max_probes < 1 || o.max_probes > CounterTable::kMaxProbesLimit) {
+    return Status::InvalidArgument(
+        fmt::format("counter max probes must be in [1, {}]", CounterTable::kMaxProbesLimit));
+  }
+  return Status::OK();
+}
+
+void CounterSpace::SetOptions(const CounterOptions& options) {
+  options_ = ClampOptions(options, schema_->slot_bytes());
+}
+
+int CounterSpace::Route(int64_t id) const {
+  if (tables_.empty() || CounterTable::IsReservedId(id)) return -1;
+  // Ids grow with time, so nearly all traffic is for the newest table.
+  if (id >= starts_.back()) return static_cast<int>(tables_.size() - 1);
+  // starts_[0] is INT64_MIN, so upper_bound never returns begin().
+  auto it = std::upper_bound(starts_.begin(), starts_.end(), id);
+  return static_cast<int>(it - starts_.begin()) - 1;
+}
+
+Status CounterSpace::AddTable(int64_t first_id) {
+  CounterTableMeta meta;
+  meta.first_id = first_id;
+  meta.last_id = kMaxId;
+  meta.capacity = CounterTable::CapacityFor(options_.table_bytes, schema_->slot_bytes());
+  meta.max_probes = options_.max_probes;
+  const double limit = std::floor(options_.max_fill * static_cast<double>(meta.capacity));
+  meta.max_used = std::clamp<uint64_t>(static_cast<uint64_t>(limit), 1, meta.capacity);
+  meta.seed1 = CounterTable::kDefaultSeed1;
+  meta.seed2 = CounterTable::kDefaultSeed2;
+  std::unique_ptr<CounterTable> t;
+  Status s = CounterTable::Create(schema_, meta, &t);
+  if (!s.ok()) return s;
+  if (!tables_.empty()) tables_.back()->set_last_id(first_id - 1);
+  tables_.push_back(std::move(t));
+  starts_.push_back(first_id);
+  return Status::OK();
+}
+
+bool CounterSpace::Roll() {
+  const CounterTable& newest = *tables_.back();
+  // The new table must start strictly above the newest one's first id, and above every
+  // id already written so that no existing key falls into its range.
+  if (max_id_seen_ == kMaxId || max_id_seen_ < newest.first_id()) return false;
+  return AddTable(max_id_seen_ + 1).ok();
+}
+
+void CounterSpace::Place(int64_t id, int route, CounterTable::Probe probe, size_t field,
+                         uint64_t value) {
+  if (value > schema_->field_max(field)) {
+    aux_.Insert(id)[field] = value;
+    ++aux_entries_;
+  } else {
+    if (route < 0 && !CounterTable::IsReservedId(id) && tables_.empty() && AddTable(kMinId).ok()) {
+      route = 0;
+      probe = tables_[0]->Lookup(id);
+    }
+    if (route >= 0 && route == static_cast<int>(tables_.size()) - 1 && tables_[route]->full() &&
+        Roll() && id >= starts_.back()) {
+      route = static_cast<int>(tables_.size()) - 1;
+      probe = tables_[route]->Lookup(id);
+    }
+    if (route >= 0 && !tables_[route]->full() && probe.slot != CounterTable::kNoSlot) {
+      schema_->Store(tables_[route]->Insert(id, probe), field, value);
+    } else {
+      extend_.Insert(id)[field] = value;
+      if (route >= 0 && !tables_[route]->full()) {
+        ++extend_probe_limit_;
+      } else {
+        ++extend_table_full_;
+      }
+    }
+  }
+  max_id_seen_ = std::max(max_id_seen_, id);
+}
+
+template <class Compute>
+Status CounterSpace::Update(int64_t id, size_t field, Compute compute, uint64_t* new_value) {
+  if (field >= schema_->num_fields()) return Status::InvalidArgument("no such counter field");
+  const int route = Route(id);
+  CounterTable::Probe probe;
+  uint64_t value = 0;
+  if (route >= 0) {
+    CounterTable& t = *tables_[route];
+    probe = t.Lookup(id);
+    if (probe.found) {
+      char* slot = t.slot(probe.slot);
+      Status s = compute(schema_->Load(slot, field), &value);
+      if (!s.ok()) return s;
+      if (value <= schema_->field_max(field)) {
+        schema_->Store(slot, field, value);
+      } else {
+        // Too wide for the slot: the whole key moves to aux, keeping its other fields.
+        uint64_t* row = aux_.Insert(id);
+        schema_->LoadAll(slot, row);
+        row[field] = value;
+        t.Erase(probe);
+        ++aux_entries_;
+      }
+      *new_value = value;
+      return Status::OK();
+    }
+  }
+  if (uint64_t* row = aux_.Find(id)) {
+    Status s = compute(row[field], &value);
+    if (!s.ok()) return s;
+    row[field] = value;
+    *new_value = value;
+    return Status::OK();
+  }
+  if (uint64_t* row = extend_.Find(id)) {
+    Status s = compute(row[field], &value);
+    if (!s.ok()) return s;
+    if (value <= schema_->field_max(field)) {
+      row[field] = value;
+    } else {
+      // Extend keys always fit their fields, so a later compaction could pack them back
+      // into a table; a key that outgrows them goes to aux like a table key would.
+      uint64_t* to = aux_.Insert(id);
+      std::copy(row, row + schema_->num_fields(), to);
+      to[field] = value;
+      extend_.Erase(id);
+      ++aux_entries_;
+    }
+    *new_value = value;
+    return Status::OK();
+  }
+  Status s = compute(0, &value);
+  if (!s.ok()) return s;
+  if (value != 0) Place(id, route, probe, field, value);
+  *new_value = value;
+  return Status::OK();
+}
+
+Status CounterSpace::IncrBy(int64_t id, size_t field, int64_t delta, uint64_t* new_value) {
+  return Update(
+      id, field, [delta](uint64_t old, uint64_t* out) { return AddDelta(old, delta, out); },
+      new_value);
+}
+
+Status CounterSpace::Set(int64_t id, size_t field, uint64_t value) {
+  uint64_t ignored;
+  return Update(
+      id, field,
+      [value](uint64_t, uint64_t* out) {
+        *out = value;
+        return Status::OK();
+      },
+      &ignored);
+}
+
+void CounterSpace::Get(int64_t id, uint64_t* values) const {
+  const int route = Route(id);
+  if (route >= 0) {
+    const CounterTable& t = *tables_[route];
+    const CounterTable::Probe p = t.Lookup(id);
+    if (p.found) {
+      schema_->LoadAll(t.slot(p.slot), values);
+      return;
+    }
+  }
+  const size_t n = schema_->num_fields();
+  const uint64_t* row = aux_.size() ? aux_.Find(id) : nullptr;
+  if (row == nullptr && extend_.size()) row = extend_.Find(id);
+  if (row != nullptr) {
+    std::copy(row, row + n, values);
+  } else {
+    std::fill(values, values + n, 0);
+  }
+}
+
+uint64_t CounterSpace::GetField(int64_t id, size_t field) const {
+  assert(field < schema_->num_fields());
+  const int route = Route(id);
+  if (route >= 0) {
+    const CounterTable& t = *tables_[route];
+    const CounterTable::Probe p = t.Lookup(id);
+    if (p.found) return schema_->Load(t.slot(p.slot), field);
+  }
+  if (const uint64_t* row = aux_.Find(id)) return row[field];
+  if (const uint64_t* row = extend_.Find(id)) return row[field];
+  return 0;
+}
+
+bool CounterSpace::Del(int64_t id) {
+  const int route = Route(id);
+  if (route >= 0) {
+    CounterTable& t = *tables_[route];
+    const CounterTable::Probe p = t.Lookup(id);
+    if (p.found) {
+      t.Erase(p);
+      return true;
+    }
+  }
+  return aux_.Erase(id) || extend_.Erase(id);
+}
+
+CounterLocation CounterSpace::Locate(int64_t id, size_t* table_index) const {
+  const int route = Route(id);
+  if (route >= 0 && tables_[route]->Lookup(id).found) {
+    if (table_index != nullptr) *table_index = static_cast<size_t>(route);
+    return CounterLocation::kTable;
+  }
+  if (aux_.Find(id) != nullptr) return CounterLocation::kAux;
+  if (extend_.Find(id) != nullptr) return CounterLocation::kExtend;
+  return CounterLocation::kAbsent;
+}
+
+size_t CounterSpace::num_keys() const {
+  size_t n = aux_.size() + extend_.size();
+  for (const auto& t : tables_) n += t->used();
+  return n;
+}
+
+size_t CounterSpace::MemoryUsage() const {
+  size_t bytes = sizeof(*this) + aux_.MemoryUsage() + extend_.MemoryUsage() +
+                 tables_.capacity() * sizeof(tables_[0]) + starts_.capacity() * sizeof(int64_t);
+  for (const auto& t : tables_) bytes += sizeof(CounterTable) + t->mapped_bytes();
+  return bytes;
+}
+
+CounterSpaceStats CounterSpace::Stats() const {
+  CounterSpaceStats st;
+  uint64_t probe_sum = 0;
+  for (const auto& t : tables_) {
+    CounterTableStats ts;
+    ts.first_id = t->first_id();
+    ts.last_id = t->last_id();
+    ts.capacity = t->capacity();
+    ts.used = t->used();
+    ts.tombstones = t->tombstones();
+    ts.fill = t->fill();
+    ts.bytes = t->mapped_bytes();
+    ts.mean_probes = t->mean_probes();
+    ts.max_probes = t->max_probe_seen();
+    st.table_keys += ts.used;
+    probe_sum += t->probe_sum();
+    st.max_probes = std::max(st.max_probes, ts.max_probes);
+    st.tables.push_back(ts);
+  }
+  st.aux_keys = aux_.size();
+  st.extend_keys = extend_.size();
+  st.num_keys = st.table_keys + st.aux_keys + st.extend_keys;
+  st.memory_bytes = MemoryUsage();
+  st.bytes_per_key =
+      st.num_keys ? static_cast<double>(st.memory_bytes) / static_cast<double>(st.num_keys) : 0;
+  st.mean_probes =
+      st.table_keys ? static_cast<double>(probe_sum) / static_cast<double>(st.table_keys) : 0;
+  st.aux_entries = aux_entries_;
+  st.extend_probe_limit = extend_probe_limit_;
+  st.extend_table_full = extend_table_full_;
+  return st;
+}
+
+// ---- consistency ----
+
+Status CounterSpace::ValidateLayout() const {
+  for (size_t i = 0; i < tables_.size(); ++i) {
+    const CounterTable& t = *tables_[i];
+    if (&t.schema() != schema_.get()) return Status::Corruption("counter table: foreign schema");
+    if (starts_[i] != t.first_id()) return Status::Corruption("counter space: stale table start");
+    if (i == 0 && t.first_id() != kMinId) {
+      return Status::Corruption("counter space: first table does not start at the lowest id");
+    }
+    if (i > 0 &&
+        (tables_[i - 1]->last_id() == kMaxId || tables_[i - 1]->last_id() + 1 != t.first_id())) {
+      return Status::Corruption("counter space: table ranges are not contiguous");
+    }
+    // Tables after the first were started above the largest id written at the time.
+    if (i > 0 && t.first_id() - 1 > max_id_seen_) {
+      return Status::Corruption("counter space: table starts above the largest id");
+    }
+  }
+  if (!tables_.empty() && tables_.back()->last_id() != kMaxId) {
+    return Status::Corruption("counter space: last table does not reach the highest id");
+  }
+  Status s;
+  auto check_id = [&](int64_t id) {
+    if (id > max_id_seen_ && s.ok()) {
+      s = Status::Corruption(fmt::format("counter space: id {} above the largest id", id));
+    }
+  };
+  // Older tables' ids are bounded by their ranges (checked above); only the newest can
+  // hold an id above max_id_seen_.
+  if (!tables_.empty()) tables_.back()->ForEachUsed([&](int64_t id, const char*) { check_id(id); });
+  auto check_dict = [&](const CounterDict& dict, const CounterDict& other, bool must_fit) {
+    dict.ForEach([&](int64_t id, const uint64_t* row) {
+      if (!s.ok()) return;
+      check_id(id);
+      const int route = Route(id);
+      if ((route >= 0 && tables_[route]->Lookup(id).found) || other.Find(id) != nullptr) {
+        s = Status::Corruption(fmt::format("counter space: id {} stored in two places", id));
+        return;
+      }
+      for (size_t f = 0; must_fit && f < schema_->num_fields(); ++f) {
+        if (row[f] > schema_->field_max(f)) {
+          s = Status::Corruption(fmt::format("counter space: extend id {} too wide", id));
+          return;
+        }
+      }
+    });
+  };
+  check_dict(aux_, extend_, false);
+  check_dict(extend_, aux_, true);
+  return s;
+}
+
+Status CounterSpace::Validate() const {
+  for (const auto& t : tables_) {
+    Status s = t->Validate();
+    if (!s.ok()) return s;
+  }
+  return ValidateLayout();
+}
+
+// ---- snapshots ----
+
+void CounterSpace::SerializeTo(std::string* out) const {
+  const size_t begin = out->size();
+  const size_t n = schema_->num_fields();
+  out->append(kMagic, sizeof(kMagic));
+  PutFixed32(out, kFormatVersion);
+  out->push_back(static_cast<char>(n));
+  for (size_t i = 0; i < n; ++i) {
+    out->push_back(static_cast<char>(schema_->field_name(i).size()));
+    out->append(schema_->field_name(i));
+    out->push_back(static_cast<char>(schema_->field_bits(i)));
+  }
+  PutFixed64(out, options_.table_bytes);
+  uint64_t fill_bits;
+  std::memcpy(&fill_bits, &options_.max_fill, sizeof(fill_bits));
+  PutFixed64(out, fill_bits);
+  PutFixed32(out, options_.max_probes);
+  PutFixed64(out, static_cast<uint64_t>(max_id_seen_));
+  PutFixed32(out, static_cast<uint32_t>(tables_.size()));
+  for (const auto& t : tables_) {
+    t->EncodeMeta(out);
+    out->append(t->data(), t->bytes());
+  }
+  for (const CounterDict* dict : {&aux_, &extend_}) {
+    PutFixed64(out, dict->size());
+    dict->ForEach([&](int64_t id, const uint64_t* row) {
+      PutFixed64(out, static_cast<uint64_t>(id));
+      for (size_t i = 0; i < n; ++i) PutFixed64(out, row[i]);
+    });
+  }
+  PutFixed64(out, XXH3_64bits(out->data() + begin, out->size() - begin));
+}
+
+Status CounterSpace::DeserializeFrom(std::string_view in, std::unique_ptr<CounterSpace>* out) {
+  // The checksum first: it catches truncation and bit flips, including flips in counter
+  // bits that no structural check could see. The structural checks below still run, so
+  // a well-checksummed but malformed image is rejected too.
+  if (in.size() < sizeof(kMagic) + 4 + 8) return Truncated("header");
+  const std::string_view body = in.substr(0, in.size() - 8);
+  if (XXH3_64bits(body.data(), body.size()) != counter_coding::LoadLE64(in.data() + body.size())) {
+    return Status::Corruption("counter space: checksum mismatch");
+  }
+  Reader r(body);
+  if (std::memcmp(body.data(), kMagic, sizeof(kMagic)) != 0) {
+    return Status::Corruption("counter space: bad magic");
+  }
+  r.Skip(sizeof(kMagic));
+  uint32_t version;
+  if (!r.GetU32(&version)) return Truncated("header");
+  if (version != kFormatVersion) {
+    return Status::Corruption(fmt::format("counter space: unknown format version {}", version));
+  }
+  uint8_t nfields;
+  if (!r.GetU8(&nfields)) return Truncated("schema");
+  std::vector<std::string> specs;
+  for (unsigned i = 0; i < nfields; ++i) {
+    uint8_t len, bits;
+    std::string_view name;
+    if (!r.GetU8(&len) || !r.GetBytes(len, &name) || !r.GetU8(&bits)) return Truncated("schema");
+    specs.push_back(fmt::format("{}:{}", name, bits));
+  }
+  CounterSchema schema;
+  Status s =
+      CounterSchema::Parse(std::vector<std::string_view>(specs.begin(), specs.end()), &schema);
+  if (!s.ok()) return Status::Corruption("counter space: bad schema: " + s.message());
+  const size_t n = schema.num_fields();
+  CounterOptions opts;
+  uint64_t fill_bits, max_id;
+  if (!r.GetU64(&opts.table_bytes) || !r.GetU64(&fill_bits) || !r.GetU32(&opts.max_probes) ||
+      !r.GetU64(&max_id)) {
+    return Truncated("options");
+  }
+  std::memcpy(&opts.max_fill, &fill_bits, sizeof(fill_bits));
+  s = ValidateOptions(opts, schema.slot_bytes());
+  if (!s.ok()) return Status::Corruption("counter space: bad options: " + s.message());
+  auto space = std::make_unique<CounterSpace>(std::move(schema), opts);
+  space->max_id_seen_ = static_cast<int64_t>(max_id);
+  uint32_t ntables;
+  if (!r.GetU32(&ntables)) return Truncated("table count");
+  const size_t slot_bytes = space->schema_->slot_bytes();
+  for (uint32_t i = 0; i < ntables; ++i) {
+    std::string_view rest = r.rest();
+    CounterTableMeta meta;
+    s = CounterTable::DecodeMeta(&rest, &meta);
+    if (!s.ok()) return s;
+    r.Skip(CounterTable::kMetaBytes);
+    s = CounterTable::ValidateMeta(meta, slot_bytes);
+    if (!s.ok()) return s;
+    // Checked before FromBytes maps anything, so a forged capacity cannot make us
+    // reserve memory the input does not back.
+    std::string_view raw;
+    if (!r.GetBytes(meta.capacity * slot_bytes, &raw)) return Truncated("table slots");
+    std::unique_ptr<CounterTable> t;
+    s = CounterTable::FromBytes(space->schema_, meta, raw, &t);
+    if (!s.ok()) return s;
+    space->starts_.push_back(meta.first_id);
+    space->tables_.push_back(std::move(t));
+  }
+  for (CounterDict* dict : {&space->aux_, &space->extend_}) {
+    uint64_t count;
+    if (!r.GetU64(&count)) return Truncated("dictionary");
+    if (count > r.rest().size() / ((n + 1) * 8)) return Truncated("dictionary");
+    for (uint64_t k = 0; k < count; ++k) {
+      uint64_t id;
+      if (!r.GetU64(&id)) return Truncated("dictionary");
+      if (dict->Find(static_cast<int64_t>(id)) != nullptr) {
+        return Status::Corruption(
+            fmt::format("counter space: duplicate id {}", static_cast<int64_t>(id)));
+      }
+      uint64_t* row = dict->Insert(static_cast<int64_t>(id));
+      for (size_t f = 0; f < n; ++f) {
+        if (!r.GetU64(&row[f])) return Truncated("dictionary");
+      }
+    }
+  }
+  if (!r.rest().empty()) return Status::Corruption("counter space: trailing bytes");
+  s = space->ValidateLayout();
+  if (!s.ok()) return s;
+  *out = std::move(space);
+  return Status::OK();
+}
+
+}  // namespace feedkv

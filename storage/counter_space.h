@@ -1,0 +1,201 @@
+// CounterSpace: a schema counter store. Every key is an int64 id with the schema's fields
+// as unsigned counters; a key absent everywhere reads as all zeros. A key lives in
+// exactly one of three places:
+//   - a table: bit-packed slots in rolling, pre-allocated CounterTables, each owning an
+//     id range. New ids (>= the newest table's first id) land in the newest table; once
+//     it is full (fill > max_fill) the next insert starts a new table at (largest id ever
+//     written + 1). Older ids go to the table owning their range (binary search).
+//   - the aux dict: keys with a counter wider than its field, stored with 64-bit fields.
+//   - the extend dict: keys that found no free slot within the probe limit, whose table
+//     was full, or that are one of the two reserved ids (CounterTable::IsReservedId).
+// Keys never move back from aux/extend to a table. See docs/counters.md.
+// Not thread-safe; owned by the command thread.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "storage/counter_schema.h"
+#include "storage/counter_table.h"
+#include "storage/status.h"
+
+namespace feedkv {
+
+// Tunables (counter-table-size, counter-table-max-fill, counter-max-probes). Fixed per
+// table at its creation: SetOptions affects tables created later.
+struct CounterOptions {
+  uint64_t table_bytes = uint64_t{1} << 30;
+  // Measured in docs/counters.md: at 0.9 with 32 probes ~0.1% of keys spill to extend.
+  double max_fill = 0.9;
+  uint32_t max_probes = 32;
+
+  bool operator==(const CounterOptions&) const = default;
+};
+
+struct CounterTableStats {
+  int64_t first_id = 0;
+  int64_t last_id = 0;
+  uint64_t capacity = 0;
+  uint64_t used = 0;
+  uint64_t tombstones = 0;
+  double fill = 0;
+  size_t bytes = 0;  // mapped bytes
+  double mean_probes = 0;
+  uint32_t max_probes = 0;  // high-water mark
+};
+
+struct CounterSpaceStats {
+  std::vector<CounterTableStats> tables;
+  size_t num_keys = 0;
+  size_t table_keys = 0;
+  size_t aux_keys = 0;
+  size_t extend_keys = 0;
+  size_t memory_bytes = 0;   // MemoryUsage()
+  double bytes_per_key = 0;  // memory_bytes / num_keys (0 when empty)
+  double mean_probes = 0;    // over all table keys
+  uint32_t max_probes = 0;   // over all tables
+  // Since this object was created (not persisted):
+  uint64_t aux_entries = 0;         // keys that moved or were written to aux
+  uint64_t extend_probe_limit = 0;  // new keys with no free slot within the probe limit
+  uint64_t extend_table_full = 0;   // new keys whose table was full (or reserved ids)
+};
+
+// Where a key lives (for tests and diagnostics).
+enum class CounterLocation { kAbsent, kTable, kAux, kExtend };
+
+// CounterDict: the aux and extend dictionaries, id -> width full 64-bit counters, kept in
+// one flat row array so an entry costs a hash node plus its counters. Pointers it
+// returns are valid until the next Insert. Not thread-safe; owned by its CounterSpace.
+class CounterDict {
+ public:
+  explicit CounterDict(size_t width) : width_(width) {}
+
+  size_t size() const { return index_.size(); }
+  uint64_t* Find(int64_t id);
+  const uint64_t* Find(int64_t id) const;
+  // Adds id with all counters zero. REQUIRES: id absent.
+  uint64_t* Insert(int64_t id);
+  bool Erase(int64_t id);
+  size_t MemoryUsage() const;
+  // f(int64_t id, const uint64_t* counters); order unspecified.
+  template <class F>
+  void ForEach(F&& f) const {
+    for (const auto& [id, row] : index_) f(id, &rows_[row * width_]);
+  }
+
+ private:
+  size_t width_;
+  std::unordered_map<int64_t, size_t> index_;  // id -> row number in rows_
+  std::vector<uint64_t> rows_;
+  std::vector<size_t> free_rows_;  // erased rows, reused before rows_ grows
+};
+
+class CounterSpace {
+ public:
+  // Out-of-range options are clamped to the nearest valid value; use ValidateOptions to
+  // reject them instead (CONFIG SET).
+  CounterSpace(CounterSchema schema, CounterOptions options);
+  ~CounterSpace();
+  CounterSpace(const CounterSpace&) = delete;
+  CounterSpace& operator=(const CounterSpace&) = delete;
+
+  // InvalidArgument unless a table of options.table_bytes holds at least
+  // CounterTable::kMinCapacity slots of `slot_bytes`, max_fill is in (0, 1] and
+  // max_probes in [1, CounterTable::kMaxProbesLimit].
+  static Status ValidateOptions(const CounterOptions& options, size_t slot_bytes);
+
+  const CounterSchema& schema() const { return *schema_; }
+  const CounterOptions& options() const { return options_; }
+  // New values apply to tables created later (clamped as in the constructor).
+  void SetOptions(const CounterOptions& options);
+
+  // Adds delta to one counter and returns the new value. A decrement below zero clamps
+  // at 0 (a racing "unlike" must not fail); a result above 2^64-1 fails with
+  // InvalidArgument and changes nothing. A write that would create a key with all
+  // counters zero creates nothing.
+  Status IncrBy(int64_t id, size_t field, int64_t delta, uint64_t* new_value);
+  // Sets one counter; same creation rule as IncrBy.
+  Status Set(int64_t id, size_t field, uint64_t value);
+  // All counters of id into values[0..num_fields); zeros if absent.
+  void Get(int64_t id, uint64_t* values) const;
+  // One counter (0 if absent). REQUIRES: field < num_fields.
+  uint64_t GetField(int64_t id, size_t field) const;
+  bool Exists(int64_t id) const { return Locate(id) != CounterLocation::kAbsent; }
+  // Removes id from wherever it lives; true if it existed.
+  bool Del(int64_t id);
+
+  size_t num_keys() const;
+  // Bytes held: every table's full mapping (even pages never touched, which cost no
+  // RSS yet; counting them keeps the figure an upper bound that does not drift as
+  // tables fill) plus the dictionaries.
+  size_t MemoryUsage() const;
+  CounterSpaceStats Stats() const;
+
+  CounterLocation Locate(int64_t id, size_t* table_index = nullptr) const;
+  size_t num_tables() const { return tables_.size(); }
+  const CounterTable& table(size_t i) const { return *tables_[i]; }
+  // Largest id ever written (INT64_MIN before any); the next table starts above it.
+  int64_t max_id_seen() const { return max_id_seen_; }
+
+  // Full consistency check: every table slot, table ranges, one place per key.
+  Status Validate() const;
+
+  // Appends a self-contained snapshot (format in docs/counters.md, xxh3-checksummed).
+  void SerializeTo(std::string* out) const;
+  // Rebuilds a space from SerializeTo output. Checks everything; Corruption on bad input.
+  static Status DeserializeFrom(std::string_view in, std::unique_ptr<CounterSpace>* out);
+
+  // f(int64_t id, std::span<const uint64_t> counters) for every key: tables in id-range
+  // order (slot order within one), then aux, then extend.
+  template <class F>
+  void ForEachKey(F&& f) const;
+
+ private:
+  template <class Compute>
+  Status Update(int64_t id, size_t field, Compute compute, uint64_t* new_value);
+  // Index of the table owning id, or -1 (no tables yet, or a reserved id).
+  int Route(int64_t id) const;
+  // Starts a new newest table at max_id_seen_ + 1 if the id order allows; false if not.
+  bool Roll();
+  Status AddTable(int64_t first_id);
+  // Writes a new key (REQUIRES: absent everywhere) whose counters are zero except
+  // `field` = value. route/probe: Route(id) and, if >= 0, that table's Lookup(id).
+  void Place(int64_t id, int route, CounterTable::Probe probe, size_t field, uint64_t value);
+  // Cross-structure checks shared by Validate and DeserializeFrom.
+  Status ValidateLayout() const;
+
+  std::shared_ptr<const CounterSchema> schema_;
+  CounterOptions options_;
+  std::vector<std::unique_ptr<CounterTable>> tables_;
+  std::vector<int64_t> starts_;  // tables_[i]->first_id(), for the routing binary search
+  CounterDict aux_;
+  CounterDict extend_;
+  int64_t max_id_seen_;
+  uint64_t aux_entries_ = 0;
+  uint64_t extend_probe_limit_ = 0;
+  uint64_t extend_table_full_ = 0;
+};
+
+template <class F>
+void CounterSpace::ForEachKey(F&& f) const {
+  const size_t n = schema_->num_fields();
+  std::array<uint64_t, CounterSchema::kMaxFields> values;
+  for (const auto& t : tables_) {
+    t->ForEachUsed([&](int64_t id, const char* slot) {
+      schema_->LoadAll(slot, values.data());
+      f(id, std::span<const uint64_t>(values.data(), n));
+    });
+  }
+  auto emit = [&](int64_t id, const uint64_t* row) { f(id, std::span<const uint64_t>(row, n)); };
+  aux_.ForEach(emit);
+  extend_.ForEach(emit);
+}
+
+}  // namespace feedkv
