@@ -2,7 +2,7 @@
 
 #include <charconv>
 #include <cmath>
-#include <cstdio>
+#include <string_view>
 
 namespace feedkv::protocol {
 
@@ -88,6 +88,8 @@ void ReplyWriter::Verbatim(std::string_view s, std::string_view fmt) {
     Bulk(s);
     return;
   }
+  // The format is exactly three bytes; the declared length counts on it.
+  if (fmt.size() < 3) fmt = "txt";
   Header('=', static_cast<int64_t>(s.size() + 4));
   out_->append(fmt.substr(0, 3));
   out_->push_back(':');
@@ -103,22 +105,23 @@ void ReplyWriter::BulkArray(const std::string_view* items, size_t n) {
 std::string FormatDouble(double d) {
   if (std::isnan(d)) return "nan";
   if (std::isinf(d)) return d > 0 ? "inf" : "-inf";
-  // Integral values inside the exactly representable range print without
-  // a fraction, as Redis's %.17Lg does for INCRBYFLOAT.
+  // The shortest digits that round-trip, in plain notation when the decimal
+  // exponent is in [-5, 16] or the value is an integer below 2^62 (as Redis
+  // prints integral doubles), else in scientific notation ("1.5e-07").
   char buf[64];
-  auto [ptr, ec] = std::to_chars(buf, buf + sizeof(buf), d);
-  if (ec != std::errc()) {
-    int n = std::snprintf(buf, sizeof(buf), "%.17g", d);
-    return std::string(buf, n);
+  auto sci = std::to_chars(buf, buf + sizeof(buf), d, std::chars_format::scientific);
+  std::string_view s(buf, static_cast<size_t>(sci.ptr - buf));
+  int exp10 = 0;
+  size_t e = s.find('e');
+  std::from_chars(s.data() + e + (s[e + 1] == '+' ? 2 : 1), s.data() + s.size(), exp10);
+  constexpr double kIntegralLimit = 4611686018427387904.0;  // 2^62
+  bool integral = std::fabs(d) < kIntegralLimit && std::trunc(d) == d;
+  if ((exp10 >= -5 && exp10 <= 16) || integral) {
+    char fixed[64];
+    auto r = std::to_chars(fixed, fixed + sizeof(fixed), d, std::chars_format::fixed);
+    return std::string(fixed, r.ptr);
   }
-  std::string s(buf, ptr);
-  // to_chars may use exponent form for large/small magnitudes; Redis prints
-  // plain digits for |d| < 1e17 or so. Normalise with %.17g in that case.
-  if (s.find('e') != std::string::npos) {
-    int n = std::snprintf(buf, sizeof(buf), "%.17g", d);
-    s.assign(buf, n);
-  }
-  return s;
+  return std::string(s);
 }
 
 void AppendCommand(std::string* out, const std::string_view* args, size_t n) {

@@ -44,8 +44,10 @@ class ReplyWriter {
   int resp_;
 };
 
-// Formats a double as Redis does for replies and INCRBYFLOAT results
-// (shortest form that round-trips; "inf"/"-inf"; "nan").
+// Formats a double for a reply: the shortest digits that round-trip, plain
+// for integers below 2^62 and for decimal exponents -5..16, else scientific
+// ("1.5e-07"); "inf", "-inf", "nan". (INCRBYFLOAT's long-double text, which
+// never uses an exponent, is a different format.)
 std::string FormatDouble(double d);
 
 // Appends a command as a RESP multibulk (used for AOF records and replication).

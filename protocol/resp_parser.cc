@@ -11,9 +11,13 @@ namespace feedkv::protocol {
 
 namespace {
 
-// Parses a RESP length ("-1", "12") strictly: optional '-', digits, nothing else.
+// Parses a RESP length ("-1", "12") as strictly as Redis's string2ll: "0", or
+// an optional '-' and digits without a leading zero; no '+', no "-0", no blanks.
 bool ParseLength(std::string_view s, int64_t* out) {
   if (s.empty() || s.size() > 20) return false;
+  size_t digits = s[0] == '-' ? 1 : 0;
+  if (digits == s.size()) return false;
+  if (s[digits] == '0' && s.size() != 1) return false;
   const char* first = s.data();
   const char* last = s.data() + s.size();
   auto [ptr, ec] = std::from_chars(first, last, *out);
@@ -27,7 +31,12 @@ int HexValue(char c) {
   return -1;
 }
 
+// isspace() in the C locale: skipped between arguments and accepted after a
+// closing quote.
 bool IsSpace(char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t' || c == '\v' || c == '\f'; }
+
+// The narrower set that ends an unquoted argument ("a\vb" is one argument).
+bool EndsToken(char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
 
 }  // namespace
 
@@ -79,7 +88,7 @@ bool SplitInlineArgs(std::string_view line, std::vector<std::string>* out) {
       } else {
         if (i >= n) break;
         char c = line[i];
-        if (IsSpace(c)) {
+        if (EndsToken(c)) {
           done = true;
         } else if (c == '"') {
           in_dq = true;
@@ -97,6 +106,7 @@ bool SplitInlineArgs(std::string_view line, std::vector<std::string>* out) {
 
 void RespParser::ResetCommandState() {
   pos_ = 0;
+  scan_ = 0;
   multibulk_left_ = -1;
   bulk_len_ = -1;
   arg_spans_.clear();
@@ -116,11 +126,13 @@ RespParser::Result RespParser::Parse(std::string_view buf, size_t* consumed) {
 }
 
 RespParser::Result RespParser::ParseInline(std::string_view buf, size_t* consumed) {
-  size_t nl = buf.find('\n');
+  size_t nl = buf.find('\n', std::min(scan_, buf.size()));
   if (nl == std::string_view::npos) {
     if (buf.size() > limits_.max_inline_len) return Fail(err::kProtoTooBigInline);
+    scan_ = buf.size();
     return Result::kNeedMore;
   }
+  scan_ = 0;
   if (nl > limits_.max_inline_len) return Fail(err::kProtoTooBigInline);
   std::string_view line = buf.substr(0, nl);
   if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
@@ -146,11 +158,13 @@ RespParser::Result RespParser::ParseInline(std::string_view buf, size_t* consume
 RespParser::Result RespParser::ParseMultibulk(std::string_view buf, size_t* consumed) {
   if (multibulk_left_ < 0) {
     // Header "*<count>\r\n".
-    size_t cr = buf.find('\r', 1);
+    size_t cr = buf.find('\r', std::max<size_t>(scan_, 1));
     if (cr == std::string_view::npos || cr + 1 >= buf.size()) {
       if (buf.size() > limits_.max_inline_len) return Fail(err::kProtoTooBigMultibulk);
+      scan_ = std::min(cr, buf.size());
       return Result::kNeedMore;
     }
+    scan_ = 0;
     if (buf[cr + 1] != '\n') return Fail(err::kProtoInvalidMultibulk);
     int64_t count;
     if (!ParseLength(buf.substr(1, cr - 1), &count) || count > INT_MAX ||
@@ -172,13 +186,18 @@ RespParser::Result RespParser::ParseMultibulk(std::string_view buf, size_t* cons
     if (bulk_len_ < 0) {
       if (pos_ >= buf.size()) return Result::kNeedMore;
       if (buf[pos_] != '$') {
-        return Fail(std::string("ERR Protocol error: expected '$', got '") + buf[pos_] + "'");
+        // Redis's addReplyErrorFormat turns CR/LF into spaces; do the same so
+        // error() is the exact text.
+        char got = buf[pos_] == '\r' || buf[pos_] == '\n' ? ' ' : buf[pos_];
+        return Fail(std::string("ERR Protocol error: expected '$', got '") + got + "'");
       }
-      size_t cr = buf.find('\r', pos_ + 1);
+      size_t cr = buf.find('\r', std::max(scan_, pos_ + 1));
       if (cr == std::string_view::npos || cr + 1 >= buf.size()) {
         if (buf.size() - pos_ > limits_.max_inline_len) return Fail(err::kProtoTooBigBulk);
+        scan_ = std::min(cr, buf.size());
         return Result::kNeedMore;
       }
+      scan_ = 0;
       int64_t len;
       if (buf[cr + 1] != '\n' || !ParseLength(buf.substr(pos_ + 1, cr - pos_ - 1), &len) ||
           len < 0 || static_cast<uint64_t>(len) > limits_.max_bulk_len) {

@@ -55,9 +55,12 @@ class RespParser {
 
   ParserLimits limits_;
   // State of the partial command: bytes scanned so far from its start,
+  // how far the search for the current line's terminator has got (so an
+  // incomplete header or inline line is not rescanned on every call),
   // arguments still expected, the length of the bulk being read (-1: none),
   // and the (offset, length) of each argument already read.
   size_t pos_ = 0;
+  size_t scan_ = 0;
   int64_t multibulk_left_ = -1;
   int64_t bulk_len_ = -1;
   std::vector<std::pair<size_t, size_t>> arg_spans_;
@@ -66,9 +69,11 @@ class RespParser {
   std::string error_;
 };
 
-// Splits an inline command line the way Redis's sdssplitargs does: spaces
-// separate arguments; "double quotes" take \n \r \t \b \a \\ \" \xHH escapes;
-// 'single quotes' take \'. Returns false on unbalanced quotes.
+// Splits an inline command line the way Redis's sdssplitargs does: blanks
+// (isspace) separate arguments, but only space, \t, \r and \n end an unquoted
+// one; "double quotes" take \n \r \t \b \a \\ \" \xHH escapes; 'single
+// quotes' take \'; a closing quote must be followed by a blank or the end.
+// Unlike Redis, NUL is an ordinary byte. Returns false on unbalanced quotes.
 bool SplitInlineArgs(std::string_view line, std::vector<std::string>* out);
 
 }  // namespace feedkv::protocol
