@@ -16,8 +16,6 @@ namespace feedkv {
 
 namespace {
 
-constexpr size_t kHugePageBytes = size_t{2} << 20;
-
 bool IsPrime(uint64_t n) {
   if (n < 2) return false;
   if (n % 2 == 0) return n == 2;
@@ -116,9 +114,6 @@ Status CounterTable::Map() {
   if (p == MAP_FAILED) {
     return Status::NoSpace(fmt::format("counter table: cannot map {} bytes", len));
   }
-  // Keys hash uniformly over the table, so after a few thousand inserts every 4 KiB page
-  // is resident anyway; huge pages then spare a TLB miss on most lookups.
-  if (len >= kHugePageBytes) madvise(p, len, MADV_HUGEPAGE);
   base_ = static_cast<char*>(p);
   mapped_bytes_ = len;
   return Status::OK();
