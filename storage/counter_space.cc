@@ -208,12 +208,47 @@ Status CounterSpace::AddTable(int64_t first_id) {
   return Status::OK();
 }
 
-bool CounterSpace::Roll() {
-  const CounterTable& newest = *tables_.back();
-  // The new table must start strictly above the newest one's first id, and above every
-  // id already written so that no existing key falls into its range.
-  if (max_id_seen_ == kMaxId || max_id_seen_ < newest.first_id()) return false;
-  return AddTable(max_id_seen_ + 1).ok();
+bool CounterSpace::Roll(int64_t id) {
+  CounterTable& newest = *tables_.back();
+  // Normally the new table starts above every id written so far. But one id written far
+  // ahead of real traffic (a typo, a test id) would then strand every later table above
+  // the ids that really come, sending them all to the extend dict. So when the arriving
+  // id is below the largest id seen, the new table starts at the arriving id and the
+  // few keys above it move over; the scan this needs happens only in that case.
+  int64_t start;
+  if (id > newest.first_id() && id <= max_id_seen_) {
+    start = id;
+  } else if (max_id_seen_ == kMaxId) {
+    return false;
+  } else {
+    start = max_id_seen_ + 1;
+  }
+  if (start <= newest.first_id()) return false;
+  std::vector<int64_t> movers;
+  std::vector<uint64_t> values;
+  const size_t width = schema_->num_fields();
+  if (start <= max_id_seen_) {
+    newest.ForEachUsed([&](int64_t key, const char* slot) {
+      if (key < start) return;
+      movers.push_back(key);
+      values.resize(values.size() + width);
+      schema_->LoadAll(slot, &values[values.size() - width]);
+    });
+  }
+  if (!AddTable(start).ok()) return false;
+  CounterTable& fresh = *tables_.back();
+  for (size_t i = 0; i < movers.size(); i++) {
+    newest.Erase(newest.Lookup(movers[i]));
+    const uint64_t* row = &values[i * width];
+    CounterTable::Probe probe = fresh.Lookup(movers[i]);
+    if (!fresh.full() && probe.slot != CounterTable::kNoSlot) {
+      char* slot = fresh.Insert(movers[i], probe);
+      for (size_t f = 0; f < width; f++) schema_->Store(slot, f, row[f]);
+    } else {
+      std::copy(row, row + width, extend_.Insert(movers[i]));
+    }
+  }
+  return true;
 }
 
 void CounterSpace::Place(int64_t id, int route, CounterTable::Probe probe, size_t field,
@@ -227,7 +262,7 @@ void CounterSpace::Place(int64_t id, int route, CounterTable::Probe probe, size_
       probe = tables_[0]->Lookup(id);
     }
     if (route >= 0 && route == static_cast<int>(tables_.size()) - 1 && tables_[route]->full() &&
-        Roll() && id >= starts_.back()) {
+        Roll(id) && id >= starts_.back()) {
       route = static_cast<int>(tables_.size()) - 1;
       probe = tables_[route]->Lookup(id);
     }

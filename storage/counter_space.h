@@ -4,7 +4,8 @@
 //   - a table: bit-packed slots in rolling, pre-allocated CounterTables, each owning an
 //     id range. New ids (>= the newest table's first id) land in the newest table; once
 //     it is full (fill > max_fill) the next insert starts a new table at (largest id ever
-//     written + 1). Older ids go to the table owning their range (binary search).
+//     written + 1), or at the inserting id when stray larger ids exist (they move along).
+//     Older ids go to the table owning their range (binary search).
 //   - the aux dict: keys with a counter wider than its field, stored with 64-bit fields.
 //   - the extend dict: keys that found no free slot within the probe limit, whose table
 //     was full, or that are one of the two reserved ids (CounterTable::IsReservedId).
@@ -163,8 +164,9 @@ class CounterSpace {
   Status Update(int64_t id, size_t field, Compute compute, uint64_t* new_value);
   // Index of the table owning id, or -1 (no tables yet, or a reserved id).
   int Route(int64_t id) const;
-  // Starts a new newest table at max_id_seen_ + 1 if the id order allows; false if not.
-  bool Roll();
+  // Starts a new newest table for `id`: at max_id_seen_ + 1, or at `id` itself when
+  // keys above it exist (they move over). False if no table can start there.
+  bool Roll(int64_t id);
   Status AddTable(int64_t first_id);
   // Writes a new key (REQUIRES: absent everywhere) whose counters are zero except
   // `field` = value. route/probe: Route(id) and, if >= 0, that table's Lookup(id).

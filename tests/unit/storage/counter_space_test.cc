@@ -219,16 +219,35 @@ TEST(CounterSpace, OldIdsRouteToTheirOwningTable) {
   EXPECT_TRUE(s.Validate().ok());
 }
 
-TEST(CounterSpace, OldIdInFullNewestRangeRollsThenGoesToExtend) {
+TEST(CounterSpace, OldIdInFullNewestRangeStartsTheNextTableAndMovesKeysAbove) {
   CounterSpace s(Schema("a:8"), Tiny(600, 0.5, 16));  // 9-byte slots: 61 slots, 30 max
   for (int64_t id = 100; id < 130; ++id) Incr(&s, id * 2, 0, 1);
   ASSERT_EQ(s.num_tables(), 1u);
-  Incr(&s, 201, 0, 1);  // below max_id_seen (258): rolls, but belongs to the full table
+  Incr(&s, 201, 0, 1);  // below max_id_seen (258): the next table starts at 201
   EXPECT_EQ(s.num_tables(), 2u);
-  EXPECT_EQ(s.table(1).first_id(), 259);
-  EXPECT_EQ(s.Locate(201), CounterLocation::kExtend);
-  Incr(&s, 259, 0, 1);
-  EXPECT_EQ(s.Locate(259), CounterLocation::kTable);
+  EXPECT_EQ(s.table(1).first_id(), 201);
+  size_t t = 99;
+  EXPECT_EQ(s.Locate(201, &t), CounterLocation::kTable);
+  EXPECT_EQ(t, 1u);
+  EXPECT_EQ(s.Locate(258, &t), CounterLocation::kTable);  // moved over
+  EXPECT_EQ(t, 1u);
+  EXPECT_EQ(s.Locate(200, &t), CounterLocation::kTable);  // stays
+  EXPECT_EQ(t, 0u);
+  for (int64_t id = 100; id < 130; ++id) EXPECT_EQ(s.GetField(id * 2, 0), 1u);
+  EXPECT_TRUE(s.Validate().ok()) << s.Validate().ToString();
+}
+
+TEST(CounterSpace, OneFarAheadIdDoesNotStrandLaterTables) {
+  CounterSpace s(Schema("a:8"), Tiny(600, 0.5, 16));
+  Incr(&s, INT64_MAX - 5, 0, 1);  // a bogus far-future id
+  for (int64_t id = 1; id <= 300; ++id) Incr(&s, id, 0, 1);
+  CounterSpaceStats st = s.Stats();
+  EXPECT_GT(s.num_tables(), 5u);
+  // Real ids keep landing in tables; only the outlier rides along.
+  EXPECT_LT(st.extend_keys, 10u);
+  EXPECT_EQ(s.GetField(INT64_MAX - 5, 0), 1u);
+  for (int64_t id = 1; id <= 300; ++id) EXPECT_EQ(s.GetField(id, 0), 1u);
+  EXPECT_TRUE(s.Validate().ok()) << s.Validate().ToString();
 }
 
 // ---- extend ----
