@@ -1,0 +1,150 @@
+// LongSet image load/dump: the byte layout is in long_set_image.h. Loading validates
+// every structural property a lookup relies on, so an adopted image behaves exactly
+// like a set built by Add().
+#include "storage/long_set_image.h"
+
+#include <fmt/format.h>
+
+#include <bit>
+#include <cstring>
+
+#include "storage/long_set.h"
+
+namespace feedkv {
+
+namespace {
+
+using namespace longset_image;
+
+constexpr bool kLittleEndianHost = std::endian::native == std::endian::little;
+
+uint64_t LoadLE(const char* p, int bytes) {
+  uint64_t v = 0;
+  for (int i = 0; i < bytes; ++i) v |= uint64_t{static_cast<unsigned char>(p[i])} << (8 * i);
+  return v;
+}
+
+void StoreLE(char* p, uint64_t v, int bytes) {
+  for (int i = 0; i < bytes; ++i) p[i] = static_cast<char>(v >> (8 * i));
+}
+
+Status Bad(std::string_view what) {
+  return Status::Corruption(fmt::format("invalid longset image: {}", what));
+}
+
+}  // namespace
+
+void LongSet::SerializeImage(std::string* out) const {
+  out->assign(kHeaderSize + size_t{capacity_} * kSlotSize, '\0');
+  char* p = out->data();
+  std::memcpy(p + kMagicOffset, kMagic, sizeof(kMagic));
+  StoreLE(p + kVersionOffset, kVersion, 2);
+  StoreLE(p + kFlagsOffset, flags_, 2);
+  StoreLE(p + kCapacityOffset, capacity_, 8);
+  StoreLE(p + kCountOffset, size(), 8);
+  StoreLE(p + kSeed1Offset, seed1_, 8);
+  StoreLE(p + kSeed2Offset, seed2_, 8);
+  char* slots = p + kHeaderSize;
+  if constexpr (kLittleEndianHost) {
+    std::memcpy(slots, slots_.get(), size_t{capacity_} * kSlotSize);
+  } else {
+    for (uint64_t i = 0; i < capacity_; ++i) {
+      StoreLE(slots + i * kSlotSize, static_cast<uint64_t>(slots_[i]), 8);
+    }
+  }
+}
+
+Status LongSet::FromImage(std::string_view image, const LongSetOptions& options,
+                          std::unique_ptr<LongSet>* out) {
+  // Header checks, cheapest first; nothing is allocated until the length is proven.
+  if (image.size() < kHeaderSize) {
+    return Bad(fmt::format("truncated header ({} bytes, need {})", image.size(), kHeaderSize));
+  }
+  const char* p = image.data();
+  if (std::memcmp(p + kMagicOffset, kMagic, sizeof(kMagic)) != 0) return Bad("bad magic");
+  const uint64_t version = LoadLE(p + kVersionOffset, 2);
+  if (version != kVersion) return Bad(fmt::format("unsupported version {}", version));
+  const uint64_t flags = LoadLE(p + kFlagsOffset, 2);
+  if ((flags & ~uint64_t{kKnownFlags}) != 0) {
+    return Bad(fmt::format("unknown flag bits 0x{:x}", flags & ~uint64_t{kKnownFlags}));
+  }
+  const uint64_t capacity = LoadLE(p + kCapacityOffset, 8);
+  if (capacity < kMinCapacity || capacity > kMaxCapacity || !longset_internal::IsPrime(capacity)) {
+    return Bad(fmt::format("capacity {} is not allowed (must be a prime in [{}, {}])", capacity,
+                           kMinCapacity, kMaxCapacity));
+  }
+  const uint64_t expected_size = kHeaderSize + capacity * kSlotSize;
+  if (image.size() != expected_size) {
+    return Bad(fmt::format("length mismatch ({} bytes, expected {} for capacity {})", image.size(),
+                           expected_size, capacity));
+  }
+  const uint64_t count = LoadLE(p + kCountOffset, 8);
+
+  auto set = std::make_unique<LongSet>(LoadLE(p + kSeed1Offset, 8), LoadLE(p + kSeed2Offset, 8));
+  set->slots_ = AllocateSlots(capacity);
+  set->SetCapacity(capacity);
+  int64_t* s = set->slots_.get();
+  if constexpr (kLittleEndianHost) {
+    std::memcpy(s, p + kHeaderSize, capacity * kSlotSize);
+  } else {
+    for (uint64_t i = 0; i < capacity; ++i) {
+      s[i] = static_cast<int64_t>(LoadLE(p + kHeaderSize + i * kSlotSize, 8));
+    }
+  }
+
+  uint64_t live = 0;
+  uint64_t tombstones = 0;
+  for (uint64_t i = 0; i < capacity; ++i) {
+    if (s[i] == kTombstoneSlot) {
+      ++tombstones;
+    } else if (s[i] != kEmptySlot) {
+      ++live;
+    }
+  }
+  const uint64_t held = live + static_cast<uint64_t>(std::popcount(flags));
+  if (count != held) {
+    return Bad(
+        fmt::format("count mismatch (header says {}, slots and flags hold {})", count, held));
+  }
+  // Legal bytes, but more full than this server runs its tables: the client should
+  // rebuild at a larger capacity (or the server raise longset-max-fill).
+  if (live > SlotLimit(capacity, options.max_fill) ||
+      live + tombstones > UsedSlotLimit(capacity, options.max_fill)) {
+    return Status::InvalidArgument(fmt::format(
+        "invalid longset image: fill too high ({} members and {} tombstones in {} slots; "
+        "longset-max-fill {} allows {} members and {} slots used)",
+        live, tombstones, capacity, options.max_fill, SlotLimit(capacity, options.max_fill),
+        UsedSlotLimit(capacity, options.max_fill)));
+  }
+
+  // Every member must be the first slot holding its value on its own probe path, and
+  // no empty slot may come before it: that is exactly what Contains() and Remove()
+  // assume, and it also rules out duplicates (a second copy is never first).
+  const uint64_t budget = kMaxMeanProbeSteps * (live + 1);
+  uint64_t steps = 0;
+  for (uint64_t i = 0; i < capacity; ++i) {
+    const int64_t v = s[i];
+    if (IsSentinel(v)) continue;
+    const auto start = longset_internal::ProbeStartFor(v, set->seed1_, set->seed2_,
+                                                       static_cast<uint32_t>(capacity));
+    uint64_t j = start.home;
+    while (s[j] != v) {
+      if (s[j] == kEmptySlot) {
+        return Bad(
+            fmt::format("unreachable member {} at slot {} (empty slot {} on its path)", v, i, j));
+      }
+      if (++steps > budget) return Bad("probe sequences too long");
+      j += start.step;
+      if (j >= capacity) j -= capacity;
+    }
+    if (j != i) return Bad(fmt::format("duplicate member {} at slots {} and {}", v, j, i));
+  }
+
+  set->live_ = static_cast<uint32_t>(live);
+  set->tombstones_ = static_cast<uint32_t>(tombstones);
+  set->flags_ = static_cast<uint16_t>(flags);
+  *out = std::move(set);
+  return Status::OK();
+}
+
+}  // namespace feedkv
