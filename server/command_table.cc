@@ -17,6 +17,7 @@ std::string Lower(std::string_view s) {
 CommandTable::CommandTable() {
   const std::span<const CommandSpec> families[] = {
       ConnectionCommands(), ServerCommands(), IntrospectionCommands(), KeyCommands(),
+      ExpireCommands(),
       StringCommands(),     TransactionCommands(), SetCommands(),      LongSetCommands(),
       CounterCommands(),    PersistenceCommands(),
   };

@@ -78,6 +78,7 @@ std::span<const CommandSpec> ConnectionCommands();
 std::span<const CommandSpec> ServerCommands();
 std::span<const CommandSpec> IntrospectionCommands();
 std::span<const CommandSpec> KeyCommands();
+std::span<const CommandSpec> ExpireCommands();
 std::span<const CommandSpec> StringCommands();
 std::span<const CommandSpec> TransactionCommands();
 std::span<const CommandSpec> SetCommands();

@@ -84,7 +84,9 @@ CommandContext::CommandContext(Server& s, Client& c, const CommandSpec& sp,
 
 Database& CommandContext::db() { return server.db(client.db); }
 
-int64_t CommandContext::now_ms() const { return NowMs(); }
+// While the dataset loads (AOF replay) the clock stands still at 0, so no key
+// expires: the log holds a DEL for every expiry that really happened.
+int64_t CommandContext::now_ms() const { return server.loading() ? 0 : NowMs(); }
 
 void CommandContext::Error(std::string_view msg) {
   failed_ = true;
@@ -186,7 +188,14 @@ void Server::Call(Client& c, const CommandSpec& spec, std::span<const std::strin
     if ((spec.flags & kWrite) && !(spec.flags & kNoPropagate)) Propagate(c, spec, args, ctx);
   }
   for (const auto& t : ctx.touched()) TouchKey(t.db, t.key);
-  if (call_depth_ == 0) FlushPropagation();
+  if (call_depth_ == 0) {
+    FlushPropagation();
+    // appendfsync always: the reply waits until the AOF is durable this far.
+    if (change_sink_ != nullptr) {
+      uint64_t barrier = change_sink_->ReplyBarrier((spec.flags & kWrite) != 0);
+      if (barrier > durable_offset_ && barrier > c.reply_barrier) c.reply_barrier = barrier;
+    }
+  }
   int64_t threshold = cfg().slowlog_log_slower_than;
   if (threshold >= 0 && took >= threshold && cfg().slowlog_max_len > 0) {
     SlowlogEntry e{slowlog_next_id_++, NowMs() / 1000, took, {}, c.addr, c.name};

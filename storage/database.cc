@@ -3,6 +3,7 @@
 #include <malloc.h>
 #include <xxhash.h>
 
+#include <algorithm>
 #include <cassert>
 #include <charconv>
 #include <cstdlib>
@@ -61,6 +62,32 @@ Entry* AllocEntry(std::string_view key, int64_t expire_ms, ValueType type, uint8
   return e;
 }
 
+// The bytes after the key: an embedded value, or an object's accounted size.
+std::string_view TrailingBytes(const Entry* e) {
+  const char* p = Payload(e) + (e->has_expire ? 8 : 0) + e->key_len;
+  if (e->encoding == kEncEmbedded) return std::string_view(p, e->v.len);
+  if (e->encoding == kEncObject) return std::string_view(p, 8);
+  return {};
+}
+
+uint64_t ObjectAccounted(const Entry* e) {
+  uint64_t n;
+  std::memcpy(&n, TrailingBytes(e).data(), 8);
+  return n;
+}
+
+void SetObjectAccounted(Entry* e, uint64_t n) {
+  std::memcpy(const_cast<char*>(TrailingBytes(e).data()), &n, 8);
+}
+
+size_t BlockMemory(const Entry* e) {
+  // malloc_usable_size + the allocator's 8-byte chunk header is what the
+  // block really costs under glibc.
+  size_t bytes = malloc_usable_size(const_cast<Entry*>(e)) + 8;
+  if (e->encoding == kEncRaw) bytes += sizeof(std::string) + e->v.raw->capacity() + 1 + 16;
+  return bytes;
+}
+
 void FreeValue(Entry* e) {
   if (e->encoding == kEncRaw) delete e->v.raw;
   if (e->encoding == kEncObject) delete e->v.obj;
@@ -99,12 +126,23 @@ int64_t Entry::expire_ms() const {
 }
 
 size_t Database::EntryMemory(const Entry* e) {
-  // malloc_usable_size + the allocator's 8-byte chunk header is what the
-  // block really costs under glibc.
-  size_t bytes = malloc_usable_size(const_cast<Entry*>(e)) + 8;
-  if (e->encoding == kEncRaw) bytes += sizeof(std::string) + e->v.raw->capacity() + 1 + 16;
+  size_t bytes = BlockMemory(e);
   if (e->encoding == kEncObject) bytes += e->v.obj->MemoryUsage();
   return bytes;
+}
+
+size_t Database::AccountedMemory(const Entry* e) {
+  size_t bytes = BlockMemory(e);
+  if (e->encoding == kEncObject) bytes += ObjectAccounted(e);
+  return bytes;
+}
+
+void Database::UpdateObjectMemory(Entry* e) {
+  if (e->encoding != kEncObject) return;
+  size_t now = e->v.obj->MemoryUsage();
+  memory_ -= ObjectAccounted(e);
+  memory_ += now;
+  SetObjectAccounted(e, now);
 }
 
 Database::Database(int index) : index_(index), buckets_(kMinBuckets, nullptr) {}
@@ -146,7 +184,7 @@ Entry* Database::Replace(Entry** link, Entry* fresh) {
   Entry* old = *link;
   if (old != nullptr) {
     fresh->next = old->next;
-    memory_ -= EntryMemory(old);
+    memory_ -= AccountedMemory(old);
     if (old->has_expire) expires_--;
     FreeValue(old);
     std::free(old);
@@ -155,7 +193,7 @@ Entry* Database::Replace(Entry** link, Entry* fresh) {
     size_++;
   }
   *link = fresh;
-  memory_ += EntryMemory(fresh);
+  memory_ += AccountedMemory(fresh);
   if (fresh->has_expire) expires_++;
   if (old == nullptr) MaybeGrow();
   return fresh;
@@ -164,7 +202,7 @@ Entry* Database::Replace(Entry** link, Entry* fresh) {
 void Database::RemoveLink(Entry** link) {
   Entry* e = *link;
   *link = e->next;
-  memory_ -= EntryMemory(e);
+  memory_ -= AccountedMemory(e);
   if (e->has_expire) expires_--;
   size_--;
   FreeValue(e);
@@ -197,6 +235,56 @@ Entry* Database::SetInteger(std::string_view key, int64_t value, int64_t expire_
   return Replace(link, fresh);
 }
 
+std::string_view Database::StringValue(const Entry* e, char (&buf)[kIntBufSize]) {
+  if (e->encoding == kEncInt) {
+    auto [ptr, ec] = std::to_chars(buf, buf + kIntBufSize, e->v.i);
+    (void)ec;
+    return std::string_view(buf, static_cast<size_t>(ptr - buf));
+  }
+  if (e->encoding == kEncEmbedded) return TrailingBytes(e);
+  if (e->encoding == kEncRaw) return *e->v.raw;
+  return {};
+}
+
+bool Database::UpdateIntegerInPlace(Entry* e, int64_t value) {
+  if (e->type != ValueType::kString || e->encoding != kEncInt) return false;
+  e->v.i = value;
+  return true;
+}
+
+Entry* Database::MakeRaw(Entry** link) {
+  Entry* old = *link;
+  if (old->encoding == kEncRaw) return old;
+  char buf[kIntBufSize];
+  auto* raw = new std::string(StringValue(old, buf));
+  Entry* fresh = AllocEntry(old->key(), old->has_expire ? old->expire_ms() : kNoExpire,
+                            ValueType::kString, kEncRaw, {});
+  fresh->v.raw = raw;
+  return Replace(link, fresh);
+}
+
+size_t Database::AppendString(std::string_view key, std::string_view tail) {
+  Entry* e = MakeRaw(FindLink(key, HashKey(key)));
+  memory_ -= AccountedMemory(e);
+  e->v.raw->append(tail);
+  memory_ += AccountedMemory(e);
+  return e->v.raw->size();
+}
+
+size_t Database::SetRange(std::string_view key, size_t offset, std::string_view data) {
+  Entry* e = MakeRaw(FindLink(key, HashKey(key)));
+  std::string& s = *e->v.raw;
+  memory_ -= AccountedMemory(e);
+  if (s.size() < offset + data.size()) {
+    // Grow geometrically so repeated SETRANGE at the end stays amortised O(1).
+    if (s.capacity() < offset + data.size()) s.reserve(std::max(offset + data.size(), s.capacity() * 2));
+    s.resize(offset + data.size(), '\0');
+  }
+  if (!data.empty()) std::memcpy(s.data() + offset, data.data(), data.size());
+  memory_ += AccountedMemory(e);
+  return s.size();
+}
+
 std::string_view Database::StringValue(const Entry* e, std::string* scratch) {
   switch (e->encoding) {
     case kEncInt: {
@@ -207,7 +295,7 @@ std::string_view Database::StringValue(const Entry* e, std::string* scratch) {
       return *scratch;
     }
     case kEncEmbedded:
-      return std::string_view(Payload(e) + (e->has_expire ? 8 : 0) + e->key_len, e->v.len);
+      return TrailingBytes(e);
     case kEncRaw:
       return *e->v.raw;
   }
@@ -219,19 +307,20 @@ bool Database::StringAsInteger(const Entry* e, int64_t* out) {
     *out = e->v.i;
     return true;
   }
-  std::string scratch;
-  std::string_view s = StringValue(e, &scratch);
-  // Redis accepts only the strict form (string2ll): no spaces, no '+'.
-  if (s.empty() || s.size() > 20 || s[0] == '+') return false;
-  auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), *out);
-  return ec == std::errc() && ptr == s.data() + s.size();
+  // Redis accepts only the canonical form (string2ll): no spaces, no '+',
+  // no leading zeros, no "-0". Such a value is int-encoded unless APPEND or
+  // SETRANGE made it raw.
+  char buf[kIntBufSize];
+  return IsCanonicalInt(StringValue(e, buf), out);
 }
 
 Entry* Database::SetObject(std::string_view key, std::unique_ptr<Object> obj, int64_t expire_ms,
                            bool keep_ttl) {
   Entry** link = FindLink(key, HashKey(key));
   if (keep_ttl && *link != nullptr && (*link)->has_expire) expire_ms = (*link)->expire_ms();
-  Entry* fresh = AllocEntry(key, expire_ms, obj->type(), kEncObject, {});
+  uint64_t accounted = obj->MemoryUsage();
+  Entry* fresh = AllocEntry(key, expire_ms, obj->type(), kEncObject,
+                            std::string_view(reinterpret_cast<const char*>(&accounted), 8));
   fresh->v.obj = obj.release();
   return Replace(link, fresh);
 }
@@ -254,30 +343,28 @@ void Database::SetExpire(std::string_view key, int64_t expire_ms) {
   }
   // Adding or removing the expire changes the block's layout: rebuild it and
   // move the value over without copying its heap part.
-  std::string_view embedded;
-  if (old->encoding == kEncEmbedded) {
-    embedded = std::string_view(Payload(old) + (old->has_expire ? 8 : 0) + old->key_len,
-                                old->v.len);
-  }
-  Entry* fresh = AllocEntry(key, expire_ms, old->type, old->encoding, embedded);
+  Entry* fresh = AllocEntry(key, expire_ms, old->type, old->encoding, TrailingBytes(old));
   fresh->v = old->v;
   fresh->next = old->next;
-  memory_ -= EntryMemory(old);
+  memory_ -= AccountedMemory(old);
   if (old->has_expire) expires_--;
   std::free(old);  // value now belongs to `fresh`
   *link = fresh;
-  memory_ += EntryMemory(fresh);
+  memory_ += AccountedMemory(fresh);
   if (fresh->has_expire) expires_++;
 }
 
 void Database::CopyKey(const Entry* e, Database* to, std::string_view new_key) const {
+  // Same encoding as the source (as Redis's dupStringObject keeps it).
   int64_t expire = e->has_expire ? e->expire_ms() : kNoExpire;
-  if (e->type == ValueType::kString) {
-    std::string scratch;
-    to->SetString(new_key, StringValue(e, &scratch), expire, false);
-  } else {
-    to->SetObject(new_key, e->v.obj->Clone(), expire, false);
+  Entry* fresh = AllocEntry(new_key, expire, e->type, e->encoding, TrailingBytes(e));
+  fresh->v = e->v;
+  if (e->encoding == kEncRaw) fresh->v.raw = new std::string(*e->v.raw);
+  if (e->encoding == kEncObject) {
+    fresh->v.obj = e->v.obj->Clone().release();
+    SetObjectAccounted(fresh, fresh->v.obj->MemoryUsage());
   }
+  to->Replace(to->FindLink(new_key, HashKey(new_key)), fresh);
 }
 
 void Database::MoveKey(std::string_view key, Database* to, std::string_view new_key) {
@@ -285,20 +372,17 @@ void Database::MoveKey(std::string_view key, Database* to, std::string_view new_
   Entry* e = *link;
   assert(e != nullptr);
   if (to == this && key == new_key) return;
+  // Rebuild the block under the new name and hand the value over: no deep
+  // copy, and the encoding is kept (a raw string stays raw, as in Redis).
   int64_t expire = e->has_expire ? e->expire_ms() : kNoExpire;
-  if (e->encoding == kEncObject) {
-    // Transfer the object without a deep copy.
-    std::unique_ptr<Object> obj(e->v.obj);
-    e->encoding = kEncInt;  // detach so RemoveLink does not free it
-    memory_ -= obj->MemoryUsage();
-    RemoveLink(link);
-    to->SetObject(new_key, std::move(obj), expire, false);
-    return;
-  }
-  std::string scratch;
-  std::string value(StringValue(e, &scratch));
-  RemoveLink(link);
-  to->SetString(new_key, value, expire, false);
+  Entry* fresh = AllocEntry(new_key, expire, e->type, e->encoding, TrailingBytes(e));
+  fresh->v = e->v;
+  *link = e->next;
+  memory_ -= AccountedMemory(e);
+  if (e->has_expire) expires_--;
+  size_--;
+  std::free(e);  // the value now belongs to `fresh`
+  to->Replace(to->FindLink(new_key, HashKey(new_key)), fresh);
 }
 
 void Database::Clear() {

@@ -43,7 +43,9 @@ struct Entry {
     std::string* raw;   // kEncRaw: heap string
     Object* obj;        // kEncObject
   } v;
-  // Followed by: [int64 expire_ms if has_expire] [key bytes] [embedded value].
+  // Followed by: [int64 expire_ms if has_expire] [key bytes] then, for
+  // kEncEmbedded, the value bytes; for kEncObject, the uint64 object size
+  // last added to the database's memory count.
 
   std::string_view key() const;
   int64_t expire_ms() const;  // REQUIRES: has_expire
@@ -82,6 +84,18 @@ class Database {
   Entry* SetInteger(std::string_view key, int64_t value, int64_t expire_ms, bool keep_ttl);
   // The string value; `scratch` backs int-encoded values.
   static std::string_view StringValue(const Entry* e, std::string* scratch);
+  // As above with a caller buffer for int-encoded values: no allocation.
+  static constexpr size_t kIntBufSize = 24;
+  static std::string_view StringValue(const Entry* e, char (&buf)[kIntBufSize]);
+  // Replaces an int-encoded string's value in place, keeping its expire, and
+  // returns true; false (nothing done) for any other entry. No allocation.
+  static bool UpdateIntegerInPlace(Entry* e, int64_t value);
+  // Appends to / overwrites part of an existing string in place. The value
+  // becomes raw-encoded (as Redis's APPEND and SETRANGE make it) and grows
+  // with amortised doubling. SetRange zero-pads up to `offset`. Both return
+  // the new length. REQUIRES: `key` holds a string here.
+  size_t AppendString(std::string_view key, std::string_view tail);
+  size_t SetRange(std::string_view key, size_t offset, std::string_view data);
   // REQUIRES: e is a string. Integer value if the string is one.
   static bool StringAsInteger(const Entry* e, int64_t* out);
 
@@ -89,12 +103,18 @@ class Database {
   Entry* SetObject(std::string_view key, std::unique_ptr<Object> obj, int64_t expire_ms,
                    bool keep_ttl);
   static Object* GetObject(const Entry* e) { return e->v.obj; }
+  // Re-measures an object after the caller changed it in place, so that
+  // MemoryUsage() follows it. The keyspace remembers what it accounted for
+  // each object, so deleting a key always returns exactly what it added even
+  // if this is not called.
+  void UpdateObjectMemory(Entry* e);
 
   bool Delete(std::string_view key);
   // Sets (ms > 0) or removes (kNoExpire) the expire of an existing key.
   void SetExpire(std::string_view key, int64_t expire_ms);
   // Moves a key (with value and expire) to `to` under `new_key`, replacing
-  // anything there. REQUIRES: key exists here.
+  // anything there. The value is handed over, not copied, and keeps its
+  // encoding. REQUIRES: key exists here.
   void MoveKey(std::string_view key, Database* to, std::string_view new_key);
   // Deep-copies a key's value to `to` under `new_key`.
   void CopyKey(const Entry* e, Database* to, std::string_view new_key) const;
@@ -120,14 +140,18 @@ class Database {
 
   // Bytes used by entries, values and buckets (approximate malloc cost).
   size_t MemoryUsage() const { return memory_ + buckets_.size() * sizeof(Entry*); }
+  // What one key costs now (MEMORY USAGE).
   static size_t EntryMemory(const Entry* e);
 
  private:
   Entry** FindLink(std::string_view key, uint64_t hash) const;
-  Entry* Insert(std::string_view key, uint64_t hash, Entry* e);
-  // Builds a new block for `key` and installs it in place of *link (or
-  // appends it). Frees the old block's value only if `free_old_value`.
+  // Installs `fresh` in place of *link (or appends it when *link is null),
+  // freeing the old block and its value.
   Entry* Replace(Entry** link, Entry* fresh);
+  // Rebuilds *link's block with a raw-encoded copy of its string value.
+  Entry* MakeRaw(Entry** link);
+  // What memory_ holds for an entry (objects: the size measured last).
+  static size_t AccountedMemory(const Entry* e);
   void RemoveLink(Entry** link);
   void MaybeGrow();
   void Resize(size_t nbuckets);

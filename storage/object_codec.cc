@@ -1,16 +1,21 @@
 #include "storage/object_codec.h"
 
+#include "storage/set_value.h"
+
 namespace feedkv {
 
 Status DecodeObject(ValueType type, std::string_view bytes, std::unique_ptr<Object>* out) {
-  (void)bytes;
   out->reset();
   switch (type) {
     case ValueType::kString:
       return Status::Corruption("strings are not objects");
-    case ValueType::kSet:
-      // Wired by the set family (storage/set_value.h).
-      return Status::Corruption("set decoding not available");
+    case ValueType::kSet: {
+      std::unique_ptr<SetValue> set;
+      Status st = SetValue::Decode(bytes, &set);
+      if (!st.ok()) return st;
+      *out = std::move(set);
+      return Status::OK();
+    }
   }
   return Status::Corruption("unknown value type");
 }

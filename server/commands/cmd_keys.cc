@@ -1,9 +1,521 @@
-// Key commands. (Family not yet implemented.)
+// Keyspace commands: DEL, UNLINK, EXISTS, TYPE, KEYS, SCAN, RENAME, RENAMENX,
+// COPY, MOVE, RANDOMKEY, TOUCH, OBJECT, MEMORY. (Expiry commands are in
+// cmd_expire.cc.) Semantics, replies and error texts follow Redis 7.2.
+#include <malloc.h>
+
+#include <cerrno>
+#include <cctype>
+#include <climits>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
 #include "server/command_context.h"
+#include "server/config.h"
 #include "server/server.h"
+#include "storage/database.h"
 
 namespace feedkv::server {
 
-std::span<const CommandSpec> KeyCommands() { return {}; }
+namespace {
+
+constexpr char kSameObject[] = "ERR source and destination objects are the same";
+
+Entry* LookupRead(CommandContext& ctx, Database& db, std::string_view key, int64_t now) {
+  Entry* e = db.Lookup(key, now);
+  if (e != nullptr) {
+    ctx.server.stats().keyspace_hits++;
+  } else {
+    ctx.server.stats().keyspace_misses++;
+  }
+  return e;
+}
+
+bool Expired(const Entry* e, int64_t now) { return e->has_expire && e->expire_ms() <= now; }
+
+// A database index argument (COPY ... DB n, MOVE key n): an int, in range.
+bool DbIndexArg(CommandContext& ctx, size_t i, int* out) {
+  int64_t v;
+  if (!ctx.IntArg(i, &v)) return false;
+  if (v < INT_MIN || v > INT_MAX) {
+    ctx.Error(fmt::format("ERR value is out of range, value must between {} and {}", INT_MIN,
+                          INT_MAX));
+    return false;
+  }
+  if (v < 0 || v >= ctx.server.num_dbs()) {
+    ctx.Error(protocol::err::kDbIndexOutOfRange);
+    return false;
+  }
+  *out = static_cast<int>(v);
+  return true;
+}
+
+std::string Upper(std::string_view s) {
+  std::string r(s);
+  for (char& c : r) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  return r;
+}
+
+std::string Lower(std::string_view s) {
+  std::string r(s);
+  for (char& c : r) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return r;
+}
+
+// Redis's addReplyHelp: a header line, the lines, then HELP.
+void ReplyHelp(CommandContext& ctx, std::initializer_list<std::string_view> lines) {
+  auto& r = ctx.reply;
+  r.ArrayHeader(lines.size() + 3);
+  r.Simple(fmt::format("{} <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+                       Upper(ctx.arg(0))));
+  for (std::string_view l : lines) r.Simple(l);
+  r.Simple("HELP");
+  r.Simple("    Prints this help.");
+}
+
+// The errors of a container command (OBJECT, MEMORY) for a subcommand it
+// does not know, or one called with the wrong number of arguments.
+void UnknownSubcommand(CommandContext& ctx) {
+  ctx.Error(fmt::format("ERR unknown subcommand '{}'. Try {} HELP.", ctx.arg(1).substr(0, 128),
+                        Upper(ctx.arg(0))));
+}
+
+void SubcommandArity(CommandContext& ctx) {
+  ctx.Error(fmt::format("ERR wrong number of arguments for '{}|{}' command", ctx.spec.name,
+                        Lower(ctx.arg(1))));
+}
+
+// ---------------------------------------------------------------------------
+
+void Del(CommandContext& ctx) {
+  Database& db = ctx.db();
+  int64_t now = ctx.now_ms();
+  int64_t deleted = 0;
+  for (size_t i = 1; i < ctx.argc(); i++) {
+    // Lookup first: a key that has expired is gone already, not deleted now.
+    if (db.Lookup(ctx.arg(i), now) != nullptr && db.Delete(ctx.arg(i))) deleted++;
+  }
+  ctx.Dirty(deleted);
+  ctx.reply.Integer(deleted);
+}
+
+void Exists(CommandContext& ctx) {
+  Database& db = ctx.db();
+  int64_t now = ctx.now_ms();
+  int64_t n = 0;
+  for (size_t i = 1; i < ctx.argc(); i++) {
+    if (LookupRead(ctx, db, ctx.arg(i), now) != nullptr) n++;
+  }
+  ctx.reply.Integer(n);
+}
+
+void Touch(CommandContext& ctx) { Exists(ctx); }
+
+void Type(CommandContext& ctx) {
+  Entry* e = LookupRead(ctx, ctx.db(), ctx.arg(1), ctx.now_ms());
+  ctx.reply.Simple(e == nullptr ? std::string_view("none") : ValueTypeName(e->type));
+}
+
+void Keys(CommandContext& ctx) {
+  std::string_view pattern = ctx.arg(1);
+  bool all = pattern == "*";
+  int64_t now = ctx.now_ms();
+  std::vector<std::string_view> keys;
+  ctx.db().ForEach([&](const Entry* e) {
+    if (Expired(e, now)) return;
+    std::string_view k = e->key();
+    if (all || GlobMatch(pattern, k, false)) keys.push_back(k);
+  });
+  ctx.reply.ArrayHeader(keys.size());
+  for (std::string_view k : keys) ctx.reply.Bulk(k);
+}
+
+// SCAN cursor [MATCH pattern] [COUNT count] [TYPE type]
+void Scan(CommandContext& ctx) {
+  // The cursor is parsed as strtoul does (Redis's parseScanCursorOrReply).
+  std::string text(ctx.arg(1));
+  errno = 0;
+  char* end = nullptr;
+  uint64_t cursor = std::strtoul(text.c_str(), &end, 10);
+  if (std::isspace(static_cast<unsigned char>(text[0])) || *end != '\0' || errno == ERANGE) {
+    ctx.Error("ERR invalid cursor");
+    return;
+  }
+  int64_t count = 10;
+  std::string_view pattern, type;
+  bool use_pattern = false, use_type = false;
+  for (size_t i = 2; i < ctx.argc(); i += 2) {
+    std::string_view opt = ctx.arg(i);
+    bool has_value = i + 1 < ctx.argc();
+    if (EqualsIgnoreCase(opt, "COUNT") && has_value) {
+      if (!ctx.IntArg(i + 1, &count)) return;
+      if (count < 1) {
+        ctx.SyntaxError();
+        return;
+      }
+    } else if (EqualsIgnoreCase(opt, "MATCH") && has_value) {
+      pattern = ctx.arg(i + 1);
+      use_pattern = pattern != "*";
+    } else if (EqualsIgnoreCase(opt, "TYPE") && has_value) {
+      type = ctx.arg(i + 1);
+      use_type = true;
+    } else {
+      ctx.SyntaxError();
+      return;
+    }
+  }
+
+  // Walk buckets until `count` keys were gathered, with at most 10*count
+  // steps so that a sparse table cannot block the server.
+  Database& db = ctx.db();
+  std::vector<const Entry*> found;
+  int64_t budget = count > INT64_MAX / 10 ? INT64_MAX : count * 10;
+  do {
+    cursor = db.Scan(cursor, 1, [&](const Entry* e) { found.push_back(e); });
+  } while (cursor != 0 && budget-- > 0 && static_cast<int64_t>(found.size()) < count);
+
+  // Filter. Expired keys are deleted as Redis does; deleting one entry
+  // leaves the others (and views of their keys) in place.
+  int64_t now = ctx.now_ms();
+  std::vector<std::string_view> keys;
+  keys.reserve(found.size());
+  for (const Entry* e : found) {
+    std::string_view k = e->key();
+    if (use_pattern && !GlobMatch(pattern, k, false)) continue;
+    if (use_type && !EqualsIgnoreCase(type, ValueTypeName(e->type))) continue;
+    if (Expired(e, now)) {
+      db.Lookup(std::string(k), now);
+      continue;
+    }
+    keys.push_back(k);
+  }
+  auto& r = ctx.reply;
+  r.ArrayHeader(2);
+  r.Bulk(std::to_string(cursor));
+  r.ArrayHeader(keys.size());
+  for (std::string_view k : keys) r.Bulk(k);
+}
+
+void RenameGeneric(CommandContext& ctx, bool nx) {
+  Database& db = ctx.db();
+  int64_t now = ctx.now_ms();
+  std::string_view src = ctx.arg(1), dst = ctx.arg(2);
+  if (db.Lookup(src, now) == nullptr) {
+    ctx.Error(protocol::err::kNoSuchKey);
+    return;
+  }
+  if (src == dst) {
+    if (nx) {
+      ctx.reply.Integer(0);
+    } else {
+      ctx.reply.Ok();
+    }
+    return;
+  }
+  if (db.Lookup(dst, now) != nullptr && nx) {
+    ctx.reply.Integer(0);
+    return;
+  }
+  db.MoveKey(src, &db, dst);
+  ctx.Dirty();
+  if (nx) {
+    ctx.reply.Integer(1);
+  } else {
+    ctx.reply.Ok();
+  }
+}
+
+void Rename(CommandContext& ctx) { RenameGeneric(ctx, false); }
+void RenameNx(CommandContext& ctx) { RenameGeneric(ctx, true); }
+
+// COPY source destination [DB destination-db] [REPLACE]
+void Copy(CommandContext& ctx) {
+  int src_id = ctx.client.db, dst_id = src_id;
+  bool replace = false;
+  for (size_t i = 3; i < ctx.argc(); i++) {
+    if (EqualsIgnoreCase(ctx.arg(i), "REPLACE")) {
+      replace = true;
+    } else if (EqualsIgnoreCase(ctx.arg(i), "DB") && i + 1 < ctx.argc()) {
+      if (!DbIndexArg(ctx, i + 1, &dst_id)) return;
+      i++;
+    } else {
+      ctx.SyntaxError();
+      return;
+    }
+  }
+  std::string_view key = ctx.arg(1), new_key = ctx.arg(2);
+  if (src_id == dst_id && key == new_key) {
+    ctx.Error(kSameObject);
+    return;
+  }
+  Database& src = ctx.server.db(src_id);
+  Database& dst = ctx.server.db(dst_id);
+  int64_t now = ctx.now_ms();
+  const Entry* e = LookupRead(ctx, src, key, now);
+  if (e == nullptr) {
+    ctx.reply.Integer(0);
+    return;
+  }
+  if (dst.Lookup(new_key, now) != nullptr && !replace) {
+    ctx.reply.Integer(0);
+    return;
+  }
+  src.CopyKey(e, &dst, new_key);
+  ctx.Dirty();
+  if (dst_id != src_id) ctx.Touched(dst_id, new_key);
+  ctx.reply.Integer(1);
+}
+
+// MOVE key db
+void Move(CommandContext& ctx) {
+  int dst_id;
+  if (!DbIndexArg(ctx, 2, &dst_id)) return;
+  if (dst_id == ctx.client.db) {
+    ctx.Error(kSameObject);
+    return;
+  }
+  Database& src = ctx.db();
+  Database& dst = ctx.server.db(dst_id);
+  std::string_view key = ctx.arg(1);
+  int64_t now = ctx.now_ms();
+  if (src.Lookup(key, now) == nullptr || dst.Lookup(key, now) != nullptr) {
+    ctx.reply.Integer(0);
+    return;
+  }
+  src.MoveKey(key, &dst, key);
+  ctx.Dirty();
+  ctx.Touched(dst_id, key);
+  ctx.reply.Integer(1);
+}
+
+void RandomKey(CommandContext& ctx) {
+  Database& db = ctx.db();
+  int64_t now = ctx.now_ms();
+  for (;;) {
+    const Entry* e = db.RandomEntry(ctx.server.Random());
+    if (e == nullptr) {
+      ctx.reply.Null();
+      return;
+    }
+    if (!Expired(e, now)) {
+      ctx.reply.Bulk(e->key());
+      return;
+    }
+    db.Lookup(std::string(e->key()), now);  // drops it; try another
+  }
+}
+
+// ---------------------------------------------------------------------------
+// OBJECT ENCODING|REFCOUNT|IDLETIME|FREQ key, OBJECT HELP
+
+constexpr int64_t kSharedRefcount = INT_MAX;  // Redis's OBJ_SHARED_REFCOUNT
+constexpr int64_t kSharedIntegers = 10000;    // Redis's OBJ_SHARED_INTEGERS
+
+bool LfuPolicy(const CommandContext& ctx) {
+  return ctx.server.cfg().maxmemory_policy.find("lfu") != std::string::npos;
+}
+
+std::string_view EncodingName(const Entry* e) {
+  switch (e->encoding) {
+    case kEncInt: return "int";
+    case kEncEmbedded: return "embstr";
+    case kEncRaw: return "raw";
+    default: return Database::GetObject(e)->encoding();
+  }
+}
+
+int64_t RefCount(const CommandContext& ctx, const Entry* e) {
+  // Redis shares the objects of small non-negative integers unless an
+  // LRU/LFU eviction policy needs per-key metadata.
+  const ServerConfig& cfg = ctx.server.cfg();
+  bool no_sharing = cfg.maxmemory > 0 && (cfg.maxmemory_policy.find("lru") != std::string::npos ||
+                                          cfg.maxmemory_policy.find("lfu") != std::string::npos);
+  int64_t v;
+  if (e->type == ValueType::kString && e->encoding == kEncInt && !no_sharing &&
+      Database::StringAsInteger(e, &v) && v >= 0 && v < kSharedIntegers) {
+    return kSharedRefcount;
+  }
+  return 1;
+}
+
+void ObjectCmd(CommandContext& ctx) {
+  std::string_view sub = ctx.arg(1);
+  if (EqualsIgnoreCase(sub, "HELP")) {
+    if (ctx.argc() != 2) return SubcommandArity(ctx);
+    ReplyHelp(ctx, {
+        "ENCODING <key>",
+        "    Return the kind of internal representation used in order to store the value",
+        "    associated with a <key>.",
+        "FREQ <key>",
+        "    Return the access frequency index of the <key>. The returned integer is",
+        "    proportional to the logarithm of the recent access frequency of the key.",
+        "IDLETIME <key>",
+        "    Return the idle time of the <key>, that is the approximated number of",
+        "    seconds elapsed since the last access to the key.",
+        "REFCOUNT <key>",
+        "    Return the number of references of the value associated with the specified",
+        "    <key>.",
+    });
+    return;
+  }
+  bool known = EqualsIgnoreCase(sub, "ENCODING") || EqualsIgnoreCase(sub, "REFCOUNT") ||
+               EqualsIgnoreCase(sub, "IDLETIME") || EqualsIgnoreCase(sub, "FREQ");
+  if (!known) return UnknownSubcommand(ctx);
+  if (ctx.argc() != 3) return SubcommandArity(ctx);
+  const Entry* e = LookupRead(ctx, ctx.db(), ctx.arg(2), ctx.now_ms());
+  if (e == nullptr) {
+    ctx.reply.Null();
+    return;
+  }
+  constexpr char kAdjust[] =
+      " Please note that when switching between policies at runtime LRU and LFU data will take "
+      "some time to adjust.";
+  if (EqualsIgnoreCase(sub, "ENCODING")) {
+    ctx.reply.Bulk(EncodingName(e));
+  } else if (EqualsIgnoreCase(sub, "REFCOUNT")) {
+    ctx.reply.Integer(RefCount(ctx, e));
+  } else if (EqualsIgnoreCase(sub, "IDLETIME")) {
+    if (LfuPolicy(ctx)) {
+      ctx.Error(fmt::format("ERR An LFU maxmemory policy is selected, idle time not tracked.{}",
+                            kAdjust));
+      return;
+    }
+    ctx.reply.Integer(0);  // access times are not tracked per key
+  } else {
+    if (!LfuPolicy(ctx)) {
+      ctx.Error(fmt::format(
+          "ERR An LFU maxmemory policy is not selected, access frequency not tracked.{}", kAdjust));
+      return;
+    }
+    ctx.reply.Integer(0);  // access frequencies are not tracked per key
+  }
+}
+
+// ---------------------------------------------------------------------------
+// MEMORY USAGE key [SAMPLES n] | STATS | DOCTOR | MALLOC-STATS | PURGE | HELP
+
+void MemoryUsage(CommandContext& ctx) {
+  for (size_t i = 3; i < ctx.argc(); i++) {
+    if (EqualsIgnoreCase(ctx.arg(i), "SAMPLES") && i + 1 < ctx.argc()) {
+      int64_t samples;
+      if (!ctx.IntArg(i + 1, &samples)) return;
+      if (samples < 0) {
+        ctx.SyntaxError();
+        return;
+      }
+      i++;  // every value is measured exactly; the sample count is moot
+    } else {
+      ctx.SyntaxError();
+      return;
+    }
+  }
+  // As Redis: the key is looked up without expiring it.
+  const Entry* e = ctx.db().Find(ctx.arg(2));
+  if (e == nullptr) {
+    ctx.reply.Null();
+    return;
+  }
+  ctx.reply.Integer(static_cast<int64_t>(Database::EntryMemory(e)));
+}
+
+void MemoryStats(CommandContext& ctx) {
+  Server& s = ctx.server;
+  size_t dataset = 0, keys = 0;
+  for (int i = 0; i < s.num_dbs(); i++) {
+    dataset += s.db(i).MemoryUsage();
+    keys += s.db(i).size();
+  }
+  size_t used = s.UsedMemory();
+  auto& r = ctx.reply;
+  r.MapHeader(6);
+  r.Bulk("peak.allocated");
+  r.Integer(static_cast<int64_t>(std::max(s.peak_memory(), used)));
+  r.Bulk("total.allocated");
+  r.Integer(static_cast<int64_t>(used));
+  r.Bulk("clients.normal");
+  r.Integer(static_cast<int64_t>(used - std::min(used, dataset)));
+  r.Bulk("keys.count");
+  r.Integer(static_cast<int64_t>(keys));
+  r.Bulk("keys.bytes-per-key");
+  r.Integer(keys == 0 ? 0 : static_cast<int64_t>(dataset / keys));
+  r.Bulk("dataset.bytes");
+  r.Integer(static_cast<int64_t>(dataset));
+}
+
+void MemoryCmd(CommandContext& ctx) {
+  std::string_view sub = ctx.arg(1);
+  if (EqualsIgnoreCase(sub, "USAGE")) {
+    if (ctx.argc() < 3) return SubcommandArity(ctx);
+    return MemoryUsage(ctx);
+  }
+  bool known = EqualsIgnoreCase(sub, "HELP") || EqualsIgnoreCase(sub, "STATS") ||
+               EqualsIgnoreCase(sub, "DOCTOR") || EqualsIgnoreCase(sub, "MALLOC-STATS") ||
+               EqualsIgnoreCase(sub, "PURGE");
+  if (!known) return UnknownSubcommand(ctx);
+  if (ctx.argc() != 2) return SubcommandArity(ctx);
+  if (EqualsIgnoreCase(sub, "HELP")) {
+    ReplyHelp(ctx, {
+        "DOCTOR",
+        "    Return memory problems reports.",
+        "MALLOC-STATS",
+        "    Return internal statistics report from the memory allocator.",
+        "PURGE",
+        "    Attempt to purge dirty pages for reclamation by the allocator.",
+        "STATS",
+        "    Return information about the memory usage of the server.",
+        "USAGE <key> [SAMPLES <count>]",
+        "    Return memory in bytes used by <key> and its value. Nested values are",
+        "    sampled up to <count> times (default: 5, 0 means sample all).",
+    });
+  } else if (EqualsIgnoreCase(sub, "STATS")) {
+    MemoryStats(ctx);
+  } else if (EqualsIgnoreCase(sub, "DOCTOR")) {
+    ctx.reply.Verbatim(
+        "Hi Sam, I can't find any memory issue in your instance. I can only account for what "
+        "occurs on this base.");
+  } else if (EqualsIgnoreCase(sub, "MALLOC-STATS")) {
+    ctx.reply.Verbatim("Stats not supported for the current allocator");
+  } else {
+    malloc_trim(0);
+    ctx.reply.Ok();
+  }
+}
+
+const CommandSpec kCommands[] = {
+    {"del", -2, kWrite, 1, -1, 1, Del, "Deletes one or more keys.", "generic"},
+    {"unlink", -2, kWrite | kFast, 1, -1, 1, Del,
+     "Asynchronously deletes one or more keys.", "generic"},
+    {"exists", -2, kReadOnly | kFast, 1, -1, 1, Exists, "Determines whether one or more keys exist.",
+     "generic"},
+    {"touch", -2, kReadOnly | kFast, 1, -1, 1, Touch,
+     "Returns the number of existing keys out of those specified after updating the time they "
+     "were last accessed.",
+     "generic"},
+    {"type", 2, kReadOnly | kFast, 1, 1, 1, Type, "Determines the type of value stored at a key.",
+     "generic"},
+    {"keys", 2, kReadOnly, 0, 0, 0, Keys, "Returns all key names that match a pattern.",
+     "generic"},
+    {"scan", -2, kReadOnly, 0, 0, 0, Scan, "Iterates over the key names in the database.",
+     "generic"},
+    {"rename", 3, kWrite, 1, 2, 1, Rename, "Renames a key and overwrites the destination.",
+     "generic"},
+    {"renamenx", 3, kWrite | kFast, 1, 2, 1, RenameNx,
+     "Renames a key only when the target key name doesn't exist.", "generic"},
+    {"copy", -3, kWrite | kDenyOom, 1, 2, 1, Copy, "Copies the value of a key to a new key.",
+     "generic"},
+    {"move", 3, kWrite | kFast, 1, 1, 1, Move, "Moves a key to another database.", "generic"},
+    {"randomkey", 1, kReadOnly | kRandom, 0, 0, 0, RandomKey,
+     "Returns a random key name from the database.", "generic"},
+    {"object", -2, kReadOnly, 2, 2, 1, ObjectCmd, "A container for object introspection commands.",
+     "generic", "encoding refcount idletime freq help"},
+    {"memory", -2, 0, 2, 2, 1, MemoryCmd, "A container for memory diagnostics commands.", "server",
+     "usage stats doctor malloc-stats purge help"},
+};
+
+}  // namespace
+
+std::span<const CommandSpec> KeyCommands() { return kCommands; }
 
 }  // namespace feedkv::server

@@ -1,9 +1,169 @@
-// Persistence commands. (Family not yet implemented.)
+// Persistence commands: SAVE, BGSAVE, BGREWRITEAOF, LASTSAVE, and DEBUG
+// (DIGEST, DIGEST-VALUE, RELOAD, SLEEP, OBJECT, HELP). The work is done by
+// server/persistence.{h,cc}; these handlers parse and reply.
+#include <chrono>
+#include <thread>
+
+#include <fmt/format.h>
+
 #include "server/command_context.h"
+#include "server/persistence.h"
 #include "server/server.h"
+#include "storage/database.h"
+#include "storage/rdb_digest.h"
 
 namespace feedkv::server {
 
-std::span<const CommandSpec> PersistenceCommands() { return {}; }
+namespace {
+
+std::string ErrorText(const Status& s) {
+  const std::string& m = s.message();
+  if (m.rfind("ERR ", 0) == 0 || m.rfind("MISCONF ", 0) == 0) return m;
+  return "ERR " + (m.empty() ? s.ToString() : m);
+}
+
+Persistence* Get(CommandContext& ctx) {
+  Persistence* p = Persistence::Of(ctx.server);
+  if (p == nullptr) ctx.Error("ERR persistence is not available");
+  return p;
+}
+
+void Save(CommandContext& ctx) {
+  Persistence* p = Get(ctx);
+  if (p == nullptr) return;
+  Status s = p->Save();
+  if (!s.ok()) return ctx.Error(ErrorText(s));
+  ctx.reply.Ok();
+}
+
+void BgSave(CommandContext& ctx) {
+  bool schedule = false;
+  if (ctx.argc() == 2) {
+    if (!EqualsIgnoreCase(ctx.arg(1), "SCHEDULE")) return ctx.SyntaxError();
+    schedule = true;
+  } else if (ctx.argc() > 2) {
+    return ctx.SyntaxError();
+  }
+  Persistence* p = Get(ctx);
+  if (p == nullptr) return;
+  std::string reply;
+  Status s = p->BgSave(false, schedule, &reply);
+  if (!s.ok()) return ctx.Error(ErrorText(s));
+  ctx.reply.Simple(reply);
+}
+
+void BgRewriteAof(CommandContext& ctx) {
+  Persistence* p = Get(ctx);
+  if (p == nullptr) return;
+  std::string reply;
+  Status s = p->BgSave(true, false, &reply);
+  if (!s.ok()) return ctx.Error(ErrorText(s));
+  ctx.reply.Simple(reply);
+}
+
+void LastSave(CommandContext& ctx) {
+  Persistence* p = Get(ctx);
+  if (p == nullptr) return;
+  ctx.reply.Integer(p->last_save_unix());
+}
+
+constexpr std::string_view kDebugHelp[] = {
+    "DEBUG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+    "DIGEST",
+    "    Output a hex signature representing the current DB content.",
+    "DIGEST-VALUE <key> [<key> ...]",
+    "    Output a hex signature of the values of all the specified keys.",
+    "OBJECT <key>",
+    "    Show low level info about the key and associated value.",
+    "RELOAD [NOSAVE]",
+    "    Save the snapshot on disk, empty the dataset and reload it.",
+    "    NOSAVE: reload the existing snapshot without saving first.",
+    "SLEEP <seconds>",
+    "    Stop the server for <seconds>. Decimals allowed.",
+    "HELP",
+    "    Print this help.",
+};
+
+void Debug(CommandContext& ctx) {
+  std::string_view sub = ctx.arg(1);
+  if (EqualsIgnoreCase(sub, "HELP")) {
+    ctx.reply.ArrayHeader(std::size(kDebugHelp));
+    for (auto line : kDebugHelp) ctx.reply.Simple(line);
+    return;
+  }
+  if (EqualsIgnoreCase(sub, "DIGEST") && ctx.argc() == 2) {
+    Persistence* p = Get(ctx);
+    if (p == nullptr) return;
+    ctx.reply.Simple(p->Digest());
+    return;
+  }
+  if (EqualsIgnoreCase(sub, "DIGEST-VALUE")) {
+    ctx.reply.ArrayHeader(ctx.argc() - 2);
+    for (size_t i = 2; i < ctx.argc(); i++) {
+      ctx.reply.Simple(rdb::KeyDigestHex(ctx.db().Lookup(ctx.arg(i), ctx.now_ms())));
+    }
+    return;
+  }
+  if (EqualsIgnoreCase(sub, "RELOAD")) {
+    bool save = true;
+    for (size_t i = 2; i < ctx.argc(); i++) {
+      if (EqualsIgnoreCase(ctx.arg(i), "NOSAVE")) {
+        save = false;
+      } else {
+        return ctx.Error("ERR DEBUG RELOAD only supports the NOSAVE option.");
+      }
+    }
+    Persistence* p = Get(ctx);
+    if (p == nullptr) return;
+    Status s = p->Reload(save);
+    if (!s.ok()) return ctx.Error("ERR Error trying to load the RDB dump: " + s.ToString());
+    ctx.reply.Ok();
+    return;
+  }
+  if (EqualsIgnoreCase(sub, "SLEEP") && ctx.argc() == 3) {
+    double secs;
+    if (!ctx.DoubleArg(2, &secs)) return;
+    if (secs > 0) std::this_thread::sleep_for(std::chrono::microseconds(static_cast<int64_t>(secs * 1e6)));
+    ctx.reply.Ok();
+    return;
+  }
+  if (EqualsIgnoreCase(sub, "OBJECT") && ctx.argc() == 3) {
+    const Entry* e = ctx.db().Lookup(ctx.arg(2), ctx.now_ms());
+    if (e == nullptr) return ctx.Error("ERR no such key");
+    std::string_view enc = "embstr";
+    if (e->type != ValueType::kString) {
+      enc = Database::GetObject(e)->encoding();
+    } else if (e->encoding == kEncInt) {
+      enc = "int";
+    } else if (e->encoding == kEncRaw) {
+      enc = "raw";
+    }
+    ctx.reply.Simple(fmt::format("Value at:{} refcount:1 encoding:{} serializedlength:{} lru:0 "
+                                 "lru_seconds_idle:0",
+                                 static_cast<const void*>(e), enc, Database::EntryMemory(e)));
+    return;
+  }
+  ctx.Error(fmt::format("ERR unknown subcommand or wrong number of arguments for '{}'. Try DEBUG HELP.",
+                        sub));
+}
+
+const CommandSpec kCommands[] = {
+    {"save", 1, kAdmin | kNoScript, 0, 0, 0, Save, "Synchronously saves the database(s) to disk.",
+     "server"},
+    {"bgsave", -1, kAdmin | kNoScript, 0, 0, 0, BgSave,
+     "Asynchronously saves the database(s) to disk.", "server"},
+    {"bgrewriteaof", 1, kAdmin | kNoScript, 0, 0, 0, BgRewriteAof,
+     "Asynchronously rewrites the append-only file to disk (new snapshot + new AOF segment).",
+     "server"},
+    {"lastsave", 1, kFast | kLoading | kStale, 0, 0, 0, LastSave,
+     "Returns the Unix timestamp of the last successful save to disk.", "server"},
+    {"debug", -2, kAdmin | kNoScript | kLoading | kStale, 0, 0, 0, Debug,
+     "A container for debugging commands (DIGEST, DIGEST-VALUE, RELOAD, SLEEP, OBJECT).", "server",
+     "digest digest-value reload sleep object help"},
+};
+
+}  // namespace
+
+std::span<const CommandSpec> PersistenceCommands() { return kCommands; }
 
 }  // namespace feedkv::server

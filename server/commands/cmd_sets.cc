@@ -1,9 +1,509 @@
-// Set commands. (Family not yet implemented.)
+// Set commands: SADD, SREM, SISMEMBER, SMISMEMBER, SCARD, SMEMBERS, SRANDMEMBER,
+// SPOP, SMOVE, SINTER, SINTERCARD, SINTERSTORE, SUNION, SUNIONSTORE, SDIFF,
+// SDIFFSTORE, SSCAN. They work on every set, whatever its encoding (longset or
+// hashtable, storage/set_value.h); semantics, replies and error texts follow Redis 7.
+// Handlers parse, call SetValue, reply; the encodings stay behind SetValue.
+#include <charconv>
+#include <limits>
+#include <span>
+#include <string>
+#include <unordered_set>
+#include <vector>
+
 #include "server/command_context.h"
+#include "server/config.h"
 #include "server/server.h"
+#include "storage/database.h"
+#include "storage/set_value.h"
 
 namespace feedkv::server {
 
-std::span<const CommandSpec> SetCommands() { return {}; }
+namespace {
+
+constexpr char kNotPositive[] = "ERR value is out of range, must be positive";
+constexpr char kCountRange[] =
+    "ERR value is out of range, value must between -9223372036854775807 and "
+    "9223372036854775807";
+// SRANDMEMBER with a negative count builds its whole reply at once; past this it
+// would exhaust memory (Redis would too).
+constexpr int64_t kMaxRandomReply = 100'000'000;
+// SPOP with a count is logged as SREMs of at most this many members each.
+constexpr size_t kSremBatch = 1024;
+
+LongSetOptions Options(const CommandContext& ctx) {
+  const ServerConfig& c = ctx.server.cfg();
+  LongSetOptions o;
+  o.max_fill = c.longset_max_fill;
+  o.growth_factor = c.longset_growth_factor;
+  o.auto_grow = c.longset_auto_grow;
+  return o;
+}
+
+void StatusError(CommandContext& ctx, const Status& st) {
+  ctx.Error((st.IsFull() ? "FULL " : "ERR ") + st.message());
+}
+
+// The set at `key`: false (WRONGTYPE replied) when the key holds another type;
+// *set is null when the key is missing.
+bool LookupSet(CommandContext& ctx, std::string_view key, bool read, Entry** entry,
+               SetValue** set) {
+  // Reading the clock costs more than the lookup on some VMs: only a key with an
+  // expire needs it (Lookup then drops the key if it has expired).
+  Entry* e = ctx.db().Find(key);
+  if (e != nullptr && e->has_expire) e = ctx.db().Lookup(key, ctx.now_ms());
+  if (read) (e != nullptr ? ctx.server.stats().keyspace_hits : ctx.server.stats().keyspace_misses)++;
+  *entry = e;
+  *set = nullptr;
+  if (e == nullptr) return true;
+  if (e->type != ValueType::kSet) {
+    ctx.WrongType();
+    return false;
+  }
+  *set = static_cast<SetValue*>(Database::GetObject(e));
+  return true;
+}
+
+// The sets at args[first..last]: false after WRONGTYPE (every key is checked, as
+// Redis does). Missing keys are null entries.
+bool GatherSets(CommandContext& ctx, size_t first, size_t last, std::vector<const SetValue*>* sets) {
+  sets->clear();
+  for (size_t i = first; i <= last; ++i) {
+    Entry* e;
+    SetValue* s;
+    if (!LookupSet(ctx, ctx.arg(i), true, &e, &s)) return false;
+    sets->push_back(s);
+  }
+  return true;
+}
+
+// After removals: drop an emptied key, else re-measure it.
+void AfterRemoval(CommandContext& ctx, std::string_view key, Entry* e, SetValue* set) {
+  if (set->empty()) {
+    ctx.db().Delete(key);
+  } else {
+    set->Compact(Options(ctx));
+    ctx.db().UpdateObjectMemory(e);
+  }
+}
+
+std::string_view FormatUint(uint64_t v, char* buf) {
+  auto [ptr, ec] = std::to_chars(buf, buf + 20, v);
+  (void)ec;  // 20 digits always fit
+  return std::string_view(buf, static_cast<size_t>(ptr - buf));
+}
+
+void ReplyMember(protocol::ReplyWriter& r, const SetMember& m) {
+  char buf[24];
+  r.Bulk(m.Text(buf));
+}
+
+void ReplyMembers(CommandContext& ctx, const std::vector<SetMember>& members) {
+  ctx.reply.SetHeader(members.size());
+  for (const SetMember& m : members) ReplyMember(ctx.reply, m);
+}
+
+void ReplySet(CommandContext& ctx, const SetValue* set) {
+  if (set == nullptr) {
+    ctx.reply.SetHeader(0);
+    return;
+  }
+  ctx.reply.SetHeader(set->size());
+  set->ForEach([&](const SetMember& m) { ReplyMember(ctx.reply, m); });
+}
+
+// ---- single-set commands ----
+
+void SAdd(CommandContext& ctx) {
+  Entry* e;
+  SetValue* set;
+  if (!LookupSet(ctx, ctx.arg(1), false, &e, &set)) return;
+  auto members = ctx.args.subspan(2);
+  if (set == nullptr) {
+    std::unique_ptr<SetValue> fresh;
+    Status st = SetValue::FromMembers(members, Options(ctx), &fresh);
+    if (!st.ok()) return StatusError(ctx, st);
+    const auto n = static_cast<int64_t>(fresh->size());
+    ctx.db().SetObject(ctx.arg(1), std::move(fresh), kNoExpire, false);
+    ctx.Dirty(n);
+    ctx.reply.Integer(n);
+    return;
+  }
+  size_t added = 0;
+  Status st = set->AddMembers(members, Options(ctx), &added);
+  if (added > 0) {
+    ctx.db().UpdateObjectMemory(e);
+    ctx.Dirty(static_cast<int64_t>(added));
+  }
+  if (!st.ok()) return StatusError(ctx, st);
+  ctx.reply.Integer(static_cast<int64_t>(added));
+}
+
+void SRem(CommandContext& ctx) {
+  Entry* e;
+  SetValue* set;
+  if (!LookupSet(ctx, ctx.arg(1), false, &e, &set)) return;
+  int64_t removed = 0;
+  if (set != nullptr) {
+    for (size_t i = 2; i < ctx.argc() && !set->empty(); ++i) removed += set->Remove(ctx.arg(i));
+    if (removed > 0) {
+      AfterRemoval(ctx, ctx.arg(1), e, set);
+      ctx.Dirty(removed);
+    }
+  }
+  ctx.reply.Integer(removed);
+}
+
+void SIsMember(CommandContext& ctx) {
+  Entry* e;
+  SetValue* set;
+  if (!LookupSet(ctx, ctx.arg(1), true, &e, &set)) return;
+  ctx.reply.Integer(set != nullptr && set->Contains(ctx.arg(2)) ? 1 : 0);
+}
+
+void SMIsMember(CommandContext& ctx) {
+  Entry* e;
+  SetValue* set;
+  if (!LookupSet(ctx, ctx.arg(1), true, &e, &set)) return;
+  ctx.reply.ArrayHeader(ctx.argc() - 2);
+  for (size_t i = 2; i < ctx.argc(); ++i) {
+    ctx.reply.Integer(set != nullptr && set->Contains(ctx.arg(i)) ? 1 : 0);
+  }
+}
+
+void SCard(CommandContext& ctx) {
+  Entry* e;
+  SetValue* set;
+  if (!LookupSet(ctx, ctx.arg(1), true, &e, &set)) return;
+  ctx.reply.Integer(set != nullptr ? static_cast<int64_t>(set->size()) : 0);
+}
+
+void SMembers(CommandContext& ctx) {
+  Entry* e;
+  SetValue* set;
+  if (!LookupSet(ctx, ctx.arg(1), true, &e, &set)) return;
+  ReplySet(ctx, set);
+}
+
+// `count` distinct members chosen uniformly. REQUIRES: 0 < count < set.size().
+std::vector<SetMember> DistinctRandom(CommandContext& ctx, const SetValue& set, size_t count) {
+  std::vector<SetMember> picked;
+  picked.reserve(count);
+  if (count * 3 > set.size()) {
+    // A large share: a partial Fisher-Yates shuffle of all members.
+    set.Members(&picked);
+    for (size_t i = 0; i < count; ++i) {
+      const size_t j = i + ctx.server.Random() % (picked.size() - i);
+      std::swap(picked[i], picked[j]);
+    }
+    picked.resize(count);
+    return picked;
+  }
+  // A small share: draw with rejection of repeats.
+  std::unordered_set<uint64_t> seen_ints;
+  std::unordered_set<std::string_view> seen_strings;
+  while (picked.size() < count) {
+    const SetMember m = set.RandomMember(ctx.server.Random());
+    const bool fresh = m.is_int ? seen_ints.insert(static_cast<uint64_t>(m.i)).second
+                                : seen_strings.insert(m.s).second;
+    if (fresh) picked.push_back(m);
+  }
+  return picked;
+}
+
+void SRandMember(CommandContext& ctx) {
+  if (ctx.argc() > 3) return ctx.SyntaxError();
+  Entry* e;
+  SetValue* set;
+  if (ctx.argc() == 2) {
+    if (!LookupSet(ctx, ctx.arg(1), true, &e, &set)) return;
+    if (set == nullptr) return ctx.reply.Null();
+    return ReplyMember(ctx.reply, set->RandomMember(ctx.server.Random()));
+  }
+  int64_t count;
+  if (!ctx.IntArg(2, &count)) return;
+  if (count == std::numeric_limits<int64_t>::min()) return ctx.Error(kCountRange);
+  if (!LookupSet(ctx, ctx.arg(1), true, &e, &set)) return;
+  if (set == nullptr || count == 0) return ctx.reply.ArrayHeader(0);
+  if (count < 0) {
+    if (-count > kMaxRandomReply) return ctx.Error("ERR count is too large");
+    ctx.reply.ArrayHeader(static_cast<size_t>(-count));
+    for (int64_t i = 0; i < -count; ++i) ReplyMember(ctx.reply, set->RandomMember(ctx.server.Random()));
+    return;
+  }
+  if (static_cast<uint64_t>(count) >= set->size()) {
+    ctx.reply.ArrayHeader(set->size());
+    set->ForEach([&](const SetMember& m) { ReplyMember(ctx.reply, m); });
+    return;
+  }
+  const auto picked = DistinctRandom(ctx, *set, static_cast<size_t>(count));
+  ctx.reply.ArrayHeader(picked.size());
+  for (const SetMember& m : picked) ReplyMember(ctx.reply, m);
+}
+
+// Logs the popped members as SREMs (SPOP is random; its effect is not).
+void PropagatePopped(CommandContext& ctx, const std::vector<std::string>& popped) {
+  for (size_t i = 0; i < popped.size(); i += kSremBatch) {
+    std::vector<std::string> cmd = {"SREM", std::string(ctx.arg(1))};
+    for (size_t j = i; j < popped.size() && j < i + kSremBatch; ++j) cmd.push_back(popped[j]);
+    ctx.PropagateAs(std::move(cmd));
+  }
+}
+
+void SPop(CommandContext& ctx) {
+  if (ctx.argc() > 3) return ctx.SyntaxError();
+  int64_t count = 1;
+  if (ctx.argc() == 3 && (!ParseInt64(ctx.arg(2), &count) || count < 0)) {
+    return ctx.Error(kNotPositive);
+  }
+  Entry* e;
+  SetValue* set;
+  if (!LookupSet(ctx, ctx.arg(1), false, &e, &set)) return;
+  if (set == nullptr) return ctx.argc() == 2 ? ctx.reply.Null() : ctx.reply.SetHeader(0);
+  std::vector<std::string> popped;
+  char buf[24];
+  if (static_cast<uint64_t>(count) >= set->size()) {
+    popped.reserve(set->size());
+    set->ForEach([&](const SetMember& m) { popped.emplace_back(m.Text(buf)); });
+  } else {
+    std::vector<SetMember> picked;
+    if (count == 1) {
+      picked.push_back(set->RandomMember(ctx.server.Random()));
+    } else if (count > 1) {
+      picked = DistinctRandom(ctx, *set, static_cast<size_t>(count));
+    }
+    for (const SetMember& m : picked) popped.emplace_back(m.Text(buf));
+  }
+  for (const std::string& m : popped) set->Remove(m);
+  if (!popped.empty()) {
+    AfterRemoval(ctx, ctx.arg(1), e, set);
+    ctx.Dirty(static_cast<int64_t>(popped.size()));
+    PropagatePopped(ctx, popped);
+  }
+  if (ctx.argc() == 2) return ctx.reply.Bulk(popped.front());
+  ctx.reply.SetHeader(popped.size());
+  for (const std::string& m : popped) ctx.reply.Bulk(m);
+}
+
+void SMove(CommandContext& ctx) {
+  Entry *src_e, *dst_e;
+  SetValue *src, *dst;
+  std::string_view member = ctx.arg(3);
+  if (!LookupSet(ctx, ctx.arg(1), false, &src_e, &src)) return;
+  if (src == nullptr) return ctx.reply.Integer(0);
+  if (!LookupSet(ctx, ctx.arg(2), false, &dst_e, &dst)) return;
+  if (src == dst) return ctx.reply.Integer(src->Contains(member) ? 1 : 0);
+  if (!src->Contains(member)) return ctx.reply.Integer(0);
+  const LongSetOptions options = Options(ctx);
+  // Cache mode: fail before touching either set.
+  if (dst != nullptr && dst->WouldBeFull(SetMember::Str(member), options)) {
+    return ctx.Error("FULL longset is full");
+  }
+  src->Remove(member);
+  AfterRemoval(ctx, ctx.arg(1), src_e, src);
+  if (dst == nullptr) {
+    std::unique_ptr<SetValue> fresh;
+    Status st = SetValue::FromMembers(std::span<const std::string_view>(&member, 1), options, &fresh);
+    if (st.ok()) ctx.db().SetObject(ctx.arg(2), std::move(fresh), kNoExpire, false);
+  } else {
+    size_t added = 0;
+    Status st = dst->AddMembers(std::span<const std::string_view>(&member, 1), options, &added);
+    st.PermitUnchecked();  // room was checked above
+    ctx.db().UpdateObjectMemory(dst_e);
+  }
+  ctx.Dirty();
+  ctx.reply.Integer(1);
+}
+
+// ---- multi-set commands ----
+
+// Stores `result` at args[1] (deleting the key when it is empty) and replies its size.
+void StoreResult(CommandContext& ctx, std::unique_ptr<SetValue> result) {
+  if (result == nullptr) {
+    if (ctx.db().Delete(ctx.arg(1))) ctx.Dirty();
+    return ctx.reply.Integer(0);
+  }
+  const auto n = static_cast<int64_t>(result->size());
+  ctx.db().SetObject(ctx.arg(1), std::move(result), kNoExpire, false);
+  ctx.Dirty();
+  ctx.reply.Integer(n);
+}
+
+bool AnyMissing(const std::vector<const SetValue*>& sets) {
+  for (const SetValue* s : sets) {
+    if (s == nullptr) return true;
+  }
+  return false;
+}
+
+std::vector<const SetValue*> Present(const std::vector<const SetValue*>& sets) {
+  std::vector<const SetValue*> out;
+  for (const SetValue* s : sets) {
+    if (s != nullptr) out.push_back(s);
+  }
+  return out;
+}
+
+void SInter(CommandContext& ctx) {
+  std::vector<const SetValue*> sets;
+  if (!GatherSets(ctx, 1, ctx.argc() - 1, &sets)) return;
+  std::vector<SetMember> members;
+  if (!AnyMissing(sets)) ForEachInter(sets, 0, [&](const SetMember& m) { members.push_back(m); });
+  ReplyMembers(ctx, members);
+}
+
+void SInterStore(CommandContext& ctx) {
+  std::vector<const SetValue*> sets;
+  if (!GatherSets(ctx, 2, ctx.argc() - 1, &sets)) return;
+  StoreResult(ctx, AnyMissing(sets) ? nullptr : SetInter(sets, Options(ctx)));
+}
+
+void SUnion(CommandContext& ctx) {
+  std::vector<const SetValue*> sets;
+  if (!GatherSets(ctx, 1, ctx.argc() - 1, &sets)) return;
+  const auto present = Present(sets);
+  if (present.size() == 1) return ReplySet(ctx, present[0]);
+  ReplySet(ctx, SetUnion(present, Options(ctx)).get());
+}
+
+void SUnionStore(CommandContext& ctx) {
+  std::vector<const SetValue*> sets;
+  if (!GatherSets(ctx, 2, ctx.argc() - 1, &sets)) return;
+  StoreResult(ctx, SetUnion(Present(sets), Options(ctx)));
+}
+
+std::unique_ptr<SetValue> Diff(CommandContext& ctx, const std::vector<const SetValue*>& sets) {
+  if (sets[0] == nullptr) return nullptr;
+  return SetDiff(Present(sets), Options(ctx));
+}
+
+void SDiff(CommandContext& ctx) {
+  std::vector<const SetValue*> sets;
+  if (!GatherSets(ctx, 1, ctx.argc() - 1, &sets)) return;
+  ReplySet(ctx, Diff(ctx, sets).get());
+}
+
+void SDiffStore(CommandContext& ctx) {
+  std::vector<const SetValue*> sets;
+  if (!GatherSets(ctx, 2, ctx.argc() - 1, &sets)) return;
+  StoreResult(ctx, Diff(ctx, sets));
+}
+
+}  // namespace
+
+// SINTERCARD / LSINTERCARD argument parsing: numkeys key [key ...] [LIMIT n].
+// Returns false after replying an error. Shared with cmd_longset.cc.
+bool ParseInterCardArgs(CommandContext& ctx, size_t* numkeys, size_t* limit) {
+  int64_t n;
+  if (!ParseInt64(ctx.arg(1), &n) || n <= 0) {
+    ctx.Error("ERR numkeys should be greater than 0");
+    return false;
+  }
+  if (static_cast<uint64_t>(n) > ctx.argc() - 2) {
+    ctx.Error("ERR Number of keys can't be greater than number of args");
+    return false;
+  }
+  *numkeys = static_cast<size_t>(n);
+  *limit = 0;
+  for (size_t i = 2 + *numkeys; i < ctx.argc(); i += 2) {
+    if (!EqualsIgnoreCase(ctx.arg(i), "LIMIT") || i + 1 >= ctx.argc()) {
+      ctx.SyntaxError();
+      return false;
+    }
+    int64_t l;
+    if (!ParseInt64(ctx.arg(i + 1), &l) || l < 0) {
+      ctx.Error("ERR LIMIT can't be negative");
+      return false;
+    }
+    *limit = static_cast<size_t>(l);
+  }
+  return true;
+}
+
+// A SCAN-family cursor: an unsigned 64-bit decimal (a negative one wraps, as Redis's
+// strtoul does). Returns false after replying "invalid cursor".
+bool ParseScanCursor(CommandContext& ctx, size_t i, uint64_t* cursor) {
+  std::string_view s = ctx.arg(i);
+  auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), *cursor);
+  if (!s.empty() && ec == std::errc() && ptr == s.data() + s.size()) return true;
+  int64_t v;
+  if (ParseInt64(s, &v)) {
+    *cursor = static_cast<uint64_t>(v);
+    return true;
+  }
+  ctx.Error("ERR invalid cursor");
+  return false;
+}
+
+namespace {
+
+void SInterCard(CommandContext& ctx) {
+  size_t numkeys, limit;
+  if (!ParseInterCardArgs(ctx, &numkeys, &limit)) return;
+  std::vector<const SetValue*> sets;
+  if (!GatherSets(ctx, 2, 1 + numkeys, &sets)) return;
+  int64_t n = 0;
+  if (!AnyMissing(sets)) ForEachInter(sets, limit, [&](const SetMember&) { ++n; });
+  ctx.reply.Integer(n);
+}
+
+void SScan(CommandContext& ctx) {
+  uint64_t cursor;
+  if (!ParseScanCursor(ctx, 2, &cursor)) return;
+  std::string_view pattern;
+  bool has_pattern = false;
+  int64_t count = 10;
+  for (size_t i = 3; i < ctx.argc(); i += 2) {
+    if (i + 1 >= ctx.argc()) return ctx.SyntaxError();
+    if (EqualsIgnoreCase(ctx.arg(i), "COUNT")) {
+      if (!ctx.IntArg(i + 1, &count)) return;
+      if (count < 1) return ctx.SyntaxError();
+    } else if (EqualsIgnoreCase(ctx.arg(i), "MATCH")) {
+      pattern = ctx.arg(i + 1);
+      has_pattern = !(pattern.size() == 1 && pattern[0] == '*');
+    } else {
+      return ctx.SyntaxError();
+    }
+  }
+  Entry* e;
+  SetValue* set;
+  if (!LookupSet(ctx, ctx.arg(1), true, &e, &set)) return;
+  std::vector<SetMember> batch;
+  uint64_t next = 0;
+  if (set != nullptr) next = set->Scan(cursor, static_cast<size_t>(count), &batch);
+  char buf[24];
+  if (has_pattern) {
+    std::erase_if(batch, [&](const SetMember& m) { return !GlobMatch(pattern, m.Text(buf), false); });
+  }
+  ctx.reply.ArrayHeader(2);
+  ctx.reply.Bulk(FormatUint(next, buf));
+  ctx.reply.ArrayHeader(batch.size());
+  for (const SetMember& m : batch) ReplyMember(ctx.reply, m);
+}
+
+constexpr uint32_t kW = kWrite | kDenyOom;
+
+const CommandSpec kCommands[] = {
+    {"sadd", -3, kW | kFast, 1, 1, 1, SAdd, "Adds one or more members to a set. Creates the key if it doesn't exist.", "set"},
+    {"srem", -3, kWrite | kFast, 1, 1, 1, SRem, "Removes one or more members from a set. Deletes the set if the last member was removed.", "set"},
+    {"sismember", 3, kReadOnly | kFast, 1, 1, 1, SIsMember, "Determines whether a member belongs to a set.", "set"},
+    {"smismember", -3, kReadOnly | kFast, 1, 1, 1, SMIsMember, "Determines whether multiple members belong to a set.", "set"},
+    {"scard", 2, kReadOnly | kFast, 1, 1, 1, SCard, "Returns the number of members in a set.", "set"},
+    {"smembers", 2, kReadOnly, 1, 1, 1, SMembers, "Returns all members of a set.", "set"},
+    {"srandmember", -2, kReadOnly | kRandom, 1, 1, 1, SRandMember, "Get one or multiple random members from a set", "set"},
+    {"spop", -2, kWrite | kRandom | kFast, 1, 1, 1, SPop, "Returns one or more random members from a set after removing them. Deletes the set if the last member was popped.", "set"},
+    {"smove", 4, kWrite | kFast, 1, 2, 1, SMove, "Moves a member from one set to another.", "set"},
+    {"sinter", -2, kReadOnly, 1, -1, 1, SInter, "Returns the intersect of multiple sets.", "set"},
+    {"sintercard", -3, kReadOnly, 0, 0, 0, SInterCard, "Returns the number of members of the intersect of multiple sets.", "set"},
+    {"sinterstore", -3, kW, 1, -1, 1, SInterStore, "Stores the intersect of multiple sets in a key.", "set"},
+    {"sunion", -2, kReadOnly, 1, -1, 1, SUnion, "Returns the union of multiple sets.", "set"},
+    {"sunionstore", -3, kW, 1, -1, 1, SUnionStore, "Stores the union of multiple sets in a key.", "set"},
+    {"sdiff", -2, kReadOnly, 1, -1, 1, SDiff, "Returns the difference of multiple sets.", "set"},
+    {"sdiffstore", -3, kW, 1, -1, 1, SDiffStore, "Stores the difference of multiple sets in a key.", "set"},
+    {"sscan", -3, kReadOnly | kRandom, 1, 1, 1, SScan, "Iterates over members of a set.", "set"},
+};
+
+}  // namespace
+
+std::span<const CommandSpec> SetCommands() { return kCommands; }
 
 }  // namespace feedkv::server

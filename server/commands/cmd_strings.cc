@@ -1,9 +1,765 @@
-// String commands. (Family not yet implemented.)
+// String commands: GET, SET and its variants, MGET/MSET, GETSET/GETDEL/GETEX,
+// the INCR family, INCRBYFLOAT, APPEND, STRLEN, GETRANGE/SUBSTR, SETRANGE, LCS.
+//
+// Semantics, replies and error texts follow Redis 7.2. Writes that carry a
+// relative or clock-dependent effect are propagated in a deterministic form
+// (absolute PXAT times, SET for INCRBYFLOAT, DEL for GETDEL) so that the AOF
+// and replicas never depend on when they replay.
+#include <cerrno>
+#include <cctype>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
 #include "server/command_context.h"
 #include "server/server.h"
+#include "storage/database.h"
 
 namespace feedkv::server {
 
-std::span<const CommandSpec> StringCommands() { return {}; }
+namespace {
+
+constexpr int64_t kInt64Max = std::numeric_limits<int64_t>::max();
+constexpr int64_t kInt64Min = std::numeric_limits<int64_t>::min();
+
+// A read lookup: lazily expires, and counts a keyspace hit or miss.
+Entry* LookupRead(CommandContext& ctx, Database& db, std::string_view key, int64_t now) {
+  Entry* e = db.Lookup(key, now);
+  if (e != nullptr) {
+    ctx.server.stats().keyspace_hits++;
+  } else {
+    ctx.server.stats().keyspace_misses++;
+  }
+  return e;
+}
+
+bool IsString(const Entry* e) { return e->type == ValueType::kString; }
+
+void InvalidExpire(CommandContext& ctx) {
+  ctx.Error(fmt::format("ERR invalid expire time in '{}' command", ctx.spec.name));
+}
+
+// Redis's checkStringLength: the result of APPEND/SETRANGE may not pass
+// proto-max-bulk-len. Commands replayed from the AOF are exempt.
+bool CheckStringLength(CommandContext& ctx, uint64_t size, uint64_t append) {
+  if (ctx.server.loading()) return true;
+  uint64_t total = size + append;
+  if (total < size || total > static_cast<uint64_t>(ctx.server.cfg().proto_max_bulk_len)) {
+    ctx.Error(protocol::err::kStringTooLong);
+    return false;
+  }
+  return true;
+}
+
+// ---------------------------------------------------------------------------
+// SET / GETEX options.
+
+enum StringFlag : uint32_t {
+  kNx = 1u << 0,
+  kXx = 1u << 1,
+  kGet = 1u << 2,
+  kKeepTtl = 1u << 3,
+  kPersist = 1u << 4,
+  kEx = 1u << 5,
+  kPx = 1u << 6,
+  kExAt = 1u << 7,
+  kPxAt = 1u << 8,
+};
+constexpr uint32_t kAnyExpire = kEx | kPx | kExAt | kPxAt;
+
+struct StringOptions {
+  uint32_t flags = 0;
+  std::string_view expire;  // the EX/PX/EXAT/PXAT argument
+};
+
+// Parses SET's (for_set) or GETEX's options from argument `i` on, with
+// Redis's rules: NX/XX exclusive, one expire form, KEEPTTL and PERSIST
+// exclusive with any expire; the same option may repeat.
+bool ParseStringOptions(CommandContext& ctx, size_t i, bool for_set, StringOptions* o) {
+  uint32_t& f = o->flags;
+  for (; i < ctx.argc(); i++) {
+    std::string_view opt = ctx.arg(i);
+    bool has_next = i + 1 < ctx.argc();
+    auto flag_option = [&](uint32_t flag, bool allowed) {
+      if (allowed) f |= flag;
+      return allowed;
+    };
+    auto expire_option = [&](uint32_t flag, uint32_t excluded) {
+      if ((f & excluded) || !has_next) return false;
+      f |= flag;
+      o->expire = ctx.arg(++i);
+      return true;
+    };
+    bool ok = false;
+    if (EqualsIgnoreCase(opt, "NX")) {
+      ok = flag_option(kNx, for_set && !(f & kXx));
+    } else if (EqualsIgnoreCase(opt, "XX")) {
+      ok = flag_option(kXx, for_set && !(f & kNx));
+    } else if (EqualsIgnoreCase(opt, "GET")) {
+      ok = flag_option(kGet, for_set);
+    } else if (EqualsIgnoreCase(opt, "KEEPTTL")) {
+      ok = flag_option(kKeepTtl, for_set && !(f & (kPersist | kAnyExpire)));
+    } else if (EqualsIgnoreCase(opt, "PERSIST")) {
+      ok = flag_option(kPersist, !for_set && !(f & (kKeepTtl | kAnyExpire)));
+    } else if (EqualsIgnoreCase(opt, "EX")) {
+      ok = expire_option(kEx, kKeepTtl | kPersist | kPx | kExAt | kPxAt);
+    } else if (EqualsIgnoreCase(opt, "PX")) {
+      ok = expire_option(kPx, kKeepTtl | kPersist | kEx | kExAt | kPxAt);
+    } else if (EqualsIgnoreCase(opt, "EXAT")) {
+      ok = expire_option(kExAt, kKeepTtl | kPersist | kEx | kPx | kPxAt);
+    } else if (EqualsIgnoreCase(opt, "PXAT")) {
+      ok = expire_option(kPxAt, kKeepTtl | kPersist | kEx | kPx | kExAt);
+    }
+    if (!ok) {
+      ctx.SyntaxError();
+      return false;
+    }
+  }
+  return true;
+}
+
+// Turns an EX/PX/EXAT/PXAT argument into an absolute unix time in ms, with
+// Redis's checks: positive, and no overflow in the unit conversion or in the
+// addition of the current time.
+bool AbsoluteExpire(CommandContext& ctx, const StringOptions& o, int64_t now, int64_t* when) {
+  int64_t v;
+  if (!ParseInt64(o.expire, &v)) {
+    ctx.Error(protocol::err::kNotInteger);
+    return false;
+  }
+  bool seconds = o.flags & (kEx | kExAt);
+  if (v <= 0 || (seconds && v > kInt64Max / 1000)) {
+    InvalidExpire(ctx);
+    return false;
+  }
+  if (seconds) v *= 1000;
+  if (o.flags & (kEx | kPx)) {
+    if (v > kInt64Max - now) {
+      InvalidExpire(ctx);
+      return false;
+    }
+    v += now;
+  }
+  *when = v;
+  return true;
+}
+
+// Replies with the string at `key` (nil when missing). Returns the entry, or
+// nullptr after a WRONGTYPE error (ok is then false).
+Entry* ReplyStringValue(CommandContext& ctx, Database& db, std::string_view key, int64_t now,
+                        bool* ok) {
+  *ok = true;
+  Entry* e = LookupRead(ctx, db, key, now);
+  if (e == nullptr) {
+    ctx.reply.Null();
+    return nullptr;
+  }
+  if (!IsString(e)) {
+    ctx.WrongType();
+    *ok = false;
+    return nullptr;
+  }
+  char buf[Database::kIntBufSize];
+  ctx.reply.Bulk(Database::StringValue(e, buf));
+  return e;
+}
+
+// The body of SET, SETNX, SETEX and PSETEX. `int_reply`: 1/0 instead of
+// OK/nil (SETNX).
+void SetGeneric(CommandContext& ctx, const StringOptions& o, std::string_view key,
+                std::string_view value, bool int_reply) {
+  Database& db = ctx.db();
+  int64_t now = ctx.now_ms();
+  int64_t when = kNoExpire;
+  if ((o.flags & kAnyExpire) && !AbsoluteExpire(ctx, o, now, &when)) return;
+
+  // Plain SET needs no lookup; KEEPTTL does, so that the TTL of a key that
+  // has already expired is not kept.
+  bool found = false;
+  if (o.flags & kGet) {
+    bool ok;
+    found = ReplyStringValue(ctx, db, key, now, &ok) != nullptr;
+    if (!ok) return;
+  } else if (o.flags & (kNx | kXx | kKeepTtl)) {
+    found = db.Lookup(key, now) != nullptr;
+  }
+  if (((o.flags & kNx) && found) || ((o.flags & kXx) && !found)) {
+    if (o.flags & kGet) return;
+    if (int_reply) {
+      ctx.reply.Integer(0);
+    } else {
+      ctx.reply.Null();
+    }
+    return;
+  }
+
+  db.SetString(key, value, when, (o.flags & kKeepTtl) != 0);
+  ctx.Dirty();
+  if (!(o.flags & kGet)) {
+    if (int_reply) {
+      ctx.reply.Integer(1);
+    } else {
+      ctx.reply.Ok();
+    }
+  }
+
+  // Deterministic propagation: an absolute expire, and never GET.
+  if (when != kNoExpire) {
+    ctx.PropagateAs({"SET", std::string(key), std::string(value), "PXAT", std::to_string(when)});
+  } else if (o.flags & kGet) {
+    std::vector<std::string> cmd{"SET", std::string(key), std::string(value)};
+    if (o.flags & kKeepTtl) cmd.emplace_back("KEEPTTL");
+    ctx.PropagateAs(std::move(cmd));
+  }
+}
+
+void Set(CommandContext& ctx) {
+  if (ctx.argc() == 3) {
+    // The hot path: no options, no lookup.
+    ctx.db().SetString(ctx.arg(1), ctx.arg(2), kNoExpire, false);
+    ctx.Dirty();
+    ctx.reply.Ok();
+    return;
+  }
+  StringOptions o;
+  if (!ParseStringOptions(ctx, 3, true, &o)) return;
+  SetGeneric(ctx, o, ctx.arg(1), ctx.arg(2), false);
+}
+
+void SetNx(CommandContext& ctx) {
+  SetGeneric(ctx, StringOptions{kNx, {}}, ctx.arg(1), ctx.arg(2), true);
+}
+
+void SetEx(CommandContext& ctx) {
+  SetGeneric(ctx, StringOptions{kEx, ctx.arg(2)}, ctx.arg(1), ctx.arg(3), false);
+}
+
+void PSetEx(CommandContext& ctx) {
+  SetGeneric(ctx, StringOptions{kPx, ctx.arg(2)}, ctx.arg(1), ctx.arg(3), false);
+}
+
+// ---------------------------------------------------------------------------
+// Reads and read-modify-writes.
+
+void Get(CommandContext& ctx) {
+  bool ok;
+  ReplyStringValue(ctx, ctx.db(), ctx.arg(1), ctx.now_ms(), &ok);
+}
+
+void GetSet(CommandContext& ctx) {
+  Database& db = ctx.db();
+  bool ok;
+  ReplyStringValue(ctx, db, ctx.arg(1), ctx.now_ms(), &ok);
+  if (!ok) return;
+  db.SetString(ctx.arg(1), ctx.arg(2), kNoExpire, false);
+  ctx.Dirty();
+  ctx.PropagateAs({"SET", std::string(ctx.arg(1)), std::string(ctx.arg(2))});
+}
+
+void GetDel(CommandContext& ctx) {
+  Database& db = ctx.db();
+  bool ok;
+  if (ReplyStringValue(ctx, db, ctx.arg(1), ctx.now_ms(), &ok) == nullptr) return;
+  db.Delete(ctx.arg(1));
+  ctx.Dirty();
+  ctx.PropagateAs({"DEL", std::string(ctx.arg(1))});
+}
+
+void GetEx(CommandContext& ctx) {
+  StringOptions o;
+  if (!ParseStringOptions(ctx, 2, false, &o)) return;
+  Database& db = ctx.db();
+  std::string_view key = ctx.arg(1);
+  int64_t now = ctx.now_ms();
+  Entry* e = LookupRead(ctx, db, key, now);
+  if (e == nullptr) {
+    ctx.reply.Null();
+    return;
+  }
+  if (!IsString(e)) {
+    ctx.WrongType();
+    return;
+  }
+  int64_t when = kNoExpire;
+  if ((o.flags & kAnyExpire) && !AbsoluteExpire(ctx, o, now, &when)) return;
+  char buf[Database::kIntBufSize];
+  ctx.reply.Bulk(Database::StringValue(e, buf));
+
+  if ((o.flags & (kExAt | kPxAt)) && when <= now && !ctx.server.loading()) {
+    // An absolute time already in the past deletes the key.
+    db.Delete(key);
+    ctx.Dirty();
+    ctx.PropagateAs({"DEL", std::string(key)});
+  } else if (when != kNoExpire) {
+    db.SetExpire(key, when);
+    ctx.Dirty();
+    ctx.PropagateAs({"PEXPIREAT", std::string(key), std::to_string(when)});
+  } else if ((o.flags & kPersist) && e->has_expire) {
+    db.SetExpire(key, kNoExpire);
+    ctx.Dirty();
+    ctx.PropagateAs({"PERSIST", std::string(key)});
+  }
+}
+
+void MGet(CommandContext& ctx) {
+  Database& db = ctx.db();
+  int64_t now = ctx.now_ms();
+  ctx.reply.ArrayHeader(ctx.argc() - 1);
+  char buf[Database::kIntBufSize];
+  for (size_t i = 1; i < ctx.argc(); i++) {
+    Entry* e = LookupRead(ctx, db, ctx.arg(i), now);
+    if (e == nullptr || !IsString(e)) {
+      ctx.reply.Null();
+    } else {
+      ctx.reply.Bulk(Database::StringValue(e, buf));
+    }
+  }
+}
+
+bool CheckPairs(CommandContext& ctx) {
+  if (ctx.argc() % 2 == 0) {
+    ctx.Error(fmt::format("ERR wrong number of arguments for '{}' command", ctx.spec.name));
+    return false;
+  }
+  return true;
+}
+
+void MSet(CommandContext& ctx) {
+  if (!CheckPairs(ctx)) return;
+  Database& db = ctx.db();
+  for (size_t i = 1; i < ctx.argc(); i += 2) db.SetString(ctx.arg(i), ctx.arg(i + 1), kNoExpire, false);
+  ctx.Dirty(static_cast<int64_t>(ctx.argc() / 2));
+  ctx.reply.Ok();
+}
+
+void MSetNx(CommandContext& ctx) {
+  if (!CheckPairs(ctx)) return;
+  Database& db = ctx.db();
+  int64_t now = ctx.now_ms();
+  for (size_t i = 1; i < ctx.argc(); i += 2) {
+    if (db.Lookup(ctx.arg(i), now) != nullptr) {
+      ctx.reply.Integer(0);
+      return;
+    }
+  }
+  for (size_t i = 1; i < ctx.argc(); i += 2) db.SetString(ctx.arg(i), ctx.arg(i + 1), kNoExpire, false);
+  ctx.Dirty(static_cast<int64_t>(ctx.argc() / 2));
+  ctx.reply.Integer(1);
+}
+
+// INCR, DECR, INCRBY, DECRBY. The TTL is kept; an int-encoded value is
+// updated in place without allocating.
+void IncrDecr(CommandContext& ctx, int64_t incr) {
+  Database& db = ctx.db();
+  std::string_view key = ctx.arg(1);
+  Entry* e = db.Lookup(key, ctx.now_ms());
+  int64_t value = 0;
+  if (e != nullptr) {
+    if (!IsString(e)) {
+      ctx.WrongType();
+      return;
+    }
+    if (!Database::StringAsInteger(e, &value)) {
+      ctx.Error(protocol::err::kNotInteger);
+      return;
+    }
+  }
+  if ((incr < 0 && value < 0 && incr < kInt64Min - value) ||
+      (incr > 0 && value > 0 && incr > kInt64Max - value)) {
+    ctx.Error(protocol::err::kOverflow);
+    return;
+  }
+  value += incr;
+  if (e == nullptr || !Database::UpdateIntegerInPlace(e, value)) {
+    db.SetInteger(key, value, kNoExpire, true);
+  }
+  ctx.Dirty();
+  ctx.reply.Integer(value);
+}
+
+void Incr(CommandContext& ctx) { IncrDecr(ctx, 1); }
+void Decr(CommandContext& ctx) { IncrDecr(ctx, -1); }
+
+void IncrBy(CommandContext& ctx) {
+  int64_t incr;
+  if (ctx.IntArg(2, &incr)) IncrDecr(ctx, incr);
+}
+
+void DecrBy(CommandContext& ctx) {
+  int64_t decr;
+  if (!ctx.IntArg(2, &decr)) return;
+  if (decr == kInt64Min) {
+    ctx.Error("ERR decrement would overflow");
+    return;
+  }
+  IncrDecr(ctx, -decr);
+}
+
+// Redis's string2ld: strtold over the whole string (up to a NUL), no leading
+// space, no NaN, no overflow or underflow to zero.
+bool ParseLongDouble(std::string_view s, long double* out) {
+  constexpr size_t kMaxChars = 5 * 1024;
+  if (s.empty() || s.size() >= kMaxChars) return false;
+  char buf[kMaxChars];
+  std::memcpy(buf, s.data(), s.size());
+  buf[s.size()] = '\0';
+  errno = 0;
+  char* end = nullptr;
+  long double v = std::strtold(buf, &end);
+  if (std::isspace(static_cast<unsigned char>(buf[0])) || *end != '\0' || std::isnan(v) ||
+      errno == EINVAL ||
+      (errno == ERANGE && (std::isinf(v) || std::fpclassify(v) == FP_ZERO))) {
+    return false;
+  }
+  *out = v;
+  return true;
+}
+
+// Redis's "human" long double text: %.17Lf with trailing zeros (and a bare
+// '.') removed, "-0" as "0". Never an exponent.
+std::string FormatLongDouble(long double v) {
+  char buf[5 * 1024 + 64];
+  int n = std::snprintf(buf, sizeof(buf), "%.17Lf", v);
+  std::string_view s(buf, static_cast<size_t>(n));
+  if (s.find('.') != std::string_view::npos) {
+    while (s.back() == '0') s.remove_suffix(1);
+    if (s.back() == '.') s.remove_suffix(1);
+  }
+  if (s == "-0") s = "0";
+  return std::string(s);
+}
+
+void IncrByFloat(CommandContext& ctx) {
+  Database& db = ctx.db();
+  std::string_view key = ctx.arg(1);
+  Entry* e = db.Lookup(key, ctx.now_ms());
+  long double value = 0;
+  if (e != nullptr) {
+    if (!IsString(e)) {
+      ctx.WrongType();
+      return;
+    }
+    char buf[Database::kIntBufSize];
+    if (!ParseLongDouble(Database::StringValue(e, buf), &value)) {
+      ctx.Error(protocol::err::kNotFloat);
+      return;
+    }
+  }
+  long double incr;
+  if (!ParseLongDouble(ctx.arg(2), &incr)) {
+    ctx.Error(protocol::err::kNotFloat);
+    return;
+  }
+  value += incr;
+  if (std::isnan(value) || std::isinf(value)) {
+    ctx.Error("ERR increment would produce NaN or Infinity");
+    return;
+  }
+  std::string text = FormatLongDouble(value);
+  db.SetString(key, text, kNoExpire, true);
+  ctx.Dirty();
+  ctx.reply.Bulk(text);
+  // The result, not the increment, so float formatting never diverges.
+  ctx.PropagateAs({"SET", std::string(key), std::move(text), "KEEPTTL"});
+}
+
+size_t StringLength(const Entry* e) {
+  char buf[Database::kIntBufSize];
+  return Database::StringValue(e, buf).size();
+}
+
+void Append(CommandContext& ctx) {
+  Database& db = ctx.db();
+  std::string_view key = ctx.arg(1), tail = ctx.arg(2);
+  Entry* e = db.Lookup(key, ctx.now_ms());
+  size_t len;
+  if (e == nullptr) {
+    db.SetString(key, tail, kNoExpire, false);
+    len = tail.size();
+  } else {
+    if (!IsString(e)) {
+      ctx.WrongType();
+      return;
+    }
+    if (!CheckStringLength(ctx, StringLength(e), tail.size())) return;
+    len = db.AppendString(key, tail);
+  }
+  ctx.Dirty();
+  ctx.reply.Integer(static_cast<int64_t>(len));
+}
+
+void StrLen(CommandContext& ctx) {
+  Entry* e = LookupRead(ctx, ctx.db(), ctx.arg(1), ctx.now_ms());
+  if (e == nullptr) {
+    ctx.reply.Integer(0);
+  } else if (!IsString(e)) {
+    ctx.WrongType();
+  } else {
+    ctx.reply.Integer(static_cast<int64_t>(StringLength(e)));
+  }
+}
+
+void GetRange(CommandContext& ctx) {
+  int64_t start, end;
+  if (!ctx.IntArg(2, &start) || !ctx.IntArg(3, &end)) return;
+  Entry* e = LookupRead(ctx, ctx.db(), ctx.arg(1), ctx.now_ms());
+  if (e == nullptr) {
+    ctx.reply.Bulk("");
+    return;
+  }
+  if (!IsString(e)) {
+    ctx.WrongType();
+    return;
+  }
+  char buf[Database::kIntBufSize];
+  std::string_view s = Database::StringValue(e, buf);
+  auto len = static_cast<int64_t>(s.size());
+  if (start < 0 && end < 0 && start > end) {
+    ctx.reply.Bulk("");
+    return;
+  }
+  if (start < 0) start = std::max<int64_t>(0, len + start);
+  if (end < 0) end = std::max<int64_t>(0, len + end);
+  if (end >= len) end = len - 1;
+  if (len == 0 || start > end) {
+    ctx.reply.Bulk("");
+    return;
+  }
+  ctx.reply.Bulk(s.substr(static_cast<size_t>(start), static_cast<size_t>(end - start + 1)));
+}
+
+void SetRange(CommandContext& ctx) {
+  int64_t offset;
+  if (!ctx.IntArg(2, &offset)) return;
+  if (offset < 0) {
+    ctx.Error("ERR offset is out of range");
+    return;
+  }
+  Database& db = ctx.db();
+  std::string_view key = ctx.arg(1), value = ctx.arg(3);
+  auto off = static_cast<uint64_t>(offset);
+  Entry* e = db.Lookup(key, ctx.now_ms());
+  if (e == nullptr) {
+    if (value.empty()) {
+      ctx.reply.Integer(0);
+      return;
+    }
+    if (!CheckStringLength(ctx, off, value.size())) return;
+    db.SetString(key, "", kNoExpire, false);
+  } else {
+    if (!IsString(e)) {
+      ctx.WrongType();
+      return;
+    }
+    if (value.empty()) {
+      ctx.reply.Integer(static_cast<int64_t>(StringLength(e)));
+      return;
+    }
+    if (!CheckStringLength(ctx, off, value.size())) return;
+  }
+  size_t len = db.SetRange(key, static_cast<size_t>(off), value);
+  ctx.Dirty();
+  ctx.reply.Integer(static_cast<int64_t>(len));
+}
+
+// ---------------------------------------------------------------------------
+// LCS key1 key2 [LEN] [IDX] [MINMATCHLEN n] [WITHMATCHLEN]
+
+struct LcsMatch {
+  uint32_t a_start, a_end, b_start, b_end;
+};
+
+void Lcs(CommandContext& ctx) {
+  Database& db = ctx.db();
+  int64_t now = ctx.now_ms();
+  const Entry* ea = LookupRead(ctx, db, ctx.arg(1), now);
+  const Entry* eb = LookupRead(ctx, db, ctx.arg(2), now);
+  if ((ea != nullptr && !IsString(ea)) || (eb != nullptr && !IsString(eb))) {
+    ctx.Error("ERR The specified keys must contain string values");
+    return;
+  }
+  bool want_len = false, want_idx = false, with_match_len = false;
+  int64_t min_match_len = 0;
+  for (size_t i = 3; i < ctx.argc(); i++) {
+    std::string_view opt = ctx.arg(i);
+    if (EqualsIgnoreCase(opt, "IDX")) {
+      want_idx = true;
+    } else if (EqualsIgnoreCase(opt, "LEN")) {
+      want_len = true;
+    } else if (EqualsIgnoreCase(opt, "WITHMATCHLEN")) {
+      with_match_len = true;
+    } else if (EqualsIgnoreCase(opt, "MINMATCHLEN") && i + 1 < ctx.argc()) {
+      if (!ctx.IntArg(i + 1, &min_match_len)) return;
+      min_match_len = std::max<int64_t>(0, min_match_len);
+      i++;
+    } else {
+      ctx.SyntaxError();
+      return;
+    }
+  }
+  if (want_idx && want_len) {
+    ctx.Error("ERR If you want both the length and indexes, please just use IDX.");
+    return;
+  }
+  char abuf[Database::kIntBufSize], bbuf[Database::kIntBufSize];
+  std::string_view a = ea ? Database::StringValue(ea, abuf) : std::string_view();
+  std::string_view b = eb ? Database::StringValue(eb, bbuf) : std::string_view();
+  constexpr uint64_t kMaxLen = std::numeric_limits<uint32_t>::max() - 1;
+  if (a.size() >= kMaxLen || b.size() >= kMaxLen) {
+    ctx.Error("ERR String too long for LCS");
+    return;
+  }
+  const size_t alen = a.size(), blen = b.size(), width = blen + 1;
+  uint64_t cells = static_cast<uint64_t>(alen + 1) * width;
+  if (cells * sizeof(uint32_t) > static_cast<uint64_t>(ctx.server.cfg().proto_max_bulk_len)) {
+    ctx.Error("ERR Insufficient memory, transient memory for LCS exceeds proto-max-bulk-len");
+    return;
+  }
+  // table[i * width + j]: LCS length of a[0, i) and b[0, j).
+  std::vector<uint32_t> table(cells, 0);
+  for (size_t i = 1; i <= alen; i++) {
+    for (size_t j = 1; j <= blen; j++) {
+      table[i * width + j] = a[i - 1] == b[j - 1]
+                                 ? table[(i - 1) * width + j - 1] + 1
+                                 : std::max(table[(i - 1) * width + j], table[i * width + j - 1]);
+    }
+  }
+  const uint32_t total = table[alen * width + blen];
+  if (want_len) {
+    ctx.reply.Integer(total);
+    return;
+  }
+
+  // Walk back from the end collecting the LCS and its contiguous ranges
+  // (reported last-to-first, as Redis does).
+  std::string common(total, '\0');
+  std::vector<LcsMatch> matches;
+  bool open = false;
+  LcsMatch cur{};
+  auto close_range = [&] {
+    uint64_t n = cur.a_end - cur.a_start + 1;
+    if (min_match_len == 0 || n >= static_cast<uint64_t>(min_match_len)) matches.push_back(cur);
+    open = false;
+  };
+  size_t i = alen, j = blen, k = total;
+  while (i > 0 && j > 0) {
+    if (a[i - 1] == b[j - 1]) {
+      common[--k] = a[i - 1];
+      auto ai = static_cast<uint32_t>(i - 1), bj = static_cast<uint32_t>(j - 1);
+      if (open && cur.a_start == ai + 1 && cur.b_start == bj + 1) {
+        cur.a_start = ai;
+        cur.b_start = bj;
+      } else {
+        if (open) close_range();
+        cur = {ai, ai, bj, bj};
+        open = true;
+      }
+      i--;
+      j--;
+      if (cur.a_start == 0 || cur.b_start == 0) close_range();
+    } else {
+      if (table[(i - 1) * width + j] > table[i * width + j - 1]) {
+        i--;
+      } else {
+        j--;
+      }
+      if (open) close_range();
+    }
+  }
+  if (!want_idx) {
+    ctx.reply.Bulk(common);
+    return;
+  }
+  auto& r = ctx.reply;
+  r.MapHeader(2);
+  r.Bulk("matches");
+  r.ArrayHeader(matches.size());
+  for (const LcsMatch& m : matches) {
+    r.ArrayHeader(with_match_len ? 3 : 2);
+    r.ArrayHeader(2);
+    r.Integer(m.a_start);
+    r.Integer(m.a_end);
+    r.ArrayHeader(2);
+    r.Integer(m.b_start);
+    r.Integer(m.b_end);
+    if (with_match_len) r.Integer(m.a_end - m.a_start + 1);
+  }
+  r.Bulk("len");
+  r.Integer(total);
+}
+
+constexpr uint32_t kW = kWrite | kDenyOom;
+
+const CommandSpec kCommands[] = {
+    {"get", 2, kReadOnly | kFast, 1, 1, 1, Get, "Returns the string value of a key.", "string"},
+    {"set", -3, kW, 1, 1, 1, Set,
+     "Sets the string value of a key, ignoring its type. The key is created if it doesn't exist.",
+     "string"},
+    {"setnx", 3, kW | kFast, 1, 1, 1, SetNx,
+     "Set the string value of a key only when the key doesn't exist.", "string"},
+    {"setex", 4, kW, 1, 1, 1, SetEx,
+     "Sets the string value and expiration time of a key. Creates the key if it doesn't exist.",
+     "string"},
+    {"psetex", 4, kW, 1, 1, 1, PSetEx,
+     "Sets both string value and expiration time in milliseconds of a key. The key is created if "
+     "it doesn't exist.",
+     "string"},
+    {"mget", -2, kReadOnly | kFast, 1, -1, 1, MGet,
+     "Atomically returns the string values of one or more keys.", "string"},
+    {"mset", -3, kW, 1, -1, 2, MSet,
+     "Atomically creates or modifies the string values of one or more keys.", "string"},
+    {"msetnx", -3, kW, 1, -1, 2, MSetNx,
+     "Atomically modifies the string values of one or more keys only when all keys don't exist.",
+     "string"},
+    {"getset", 3, kW | kFast, 1, 1, 1, GetSet,
+     "Returns the previous string value of a key after setting it to a new value.", "string"},
+    {"getdel", 2, kWrite | kFast, 1, 1, 1, GetDel,
+     "Returns the string value of a key after deleting the key.", "string"},
+    {"getex", -2, kWrite | kFast, 1, 1, 1, GetEx,
+     "Returns the string value of a key after setting its expiration time.", "string"},
+    {"incr", 2, kW | kFast, 1, 1, 1, Incr,
+     "Increments the integer value of a key by one. Uses 0 as initial value if the key doesn't "
+     "exist.",
+     "string"},
+    {"decr", 2, kW | kFast, 1, 1, 1, Decr,
+     "Decrements the integer value of a key by one. Uses 0 as initial value if the key doesn't "
+     "exist.",
+     "string"},
+    {"incrby", 3, kW | kFast, 1, 1, 1, IncrBy,
+     "Increments the integer value of a key by a number. Uses 0 as initial value if the key "
+     "doesn't exist.",
+     "string"},
+    {"decrby", 3, kW | kFast, 1, 1, 1, DecrBy,
+     "Decrements a number from the integer value of a key. Uses 0 as initial value if the key "
+     "doesn't exist.",
+     "string"},
+    {"incrbyfloat", 3, kW | kFast, 1, 1, 1, IncrByFloat,
+     "Increment the floating point value of a key by a number. Uses 0 as initial value if the "
+     "key doesn't exist.",
+     "string"},
+    {"append", 3, kW, 1, 1, 1, Append,
+     "Appends a string to the value of a key. Creates the key if it doesn't exist.", "string"},
+    {"strlen", 2, kReadOnly | kFast, 1, 1, 1, StrLen, "Returns the length of a string value.",
+     "string"},
+    {"getrange", 4, kReadOnly, 1, 1, 1, GetRange, "Returns a substring of the string stored at a key.",
+     "string"},
+    {"substr", 4, kReadOnly, 1, 1, 1, GetRange, "Returns a substring from a string value.",
+     "string"},
+    {"setrange", 4, kW, 1, 1, 1, SetRange,
+     "Overwrites a part of a string value with another by an offset. Creates the key if it "
+     "doesn't exist.",
+     "string"},
+    {"lcs", -3, kReadOnly, 1, 2, 1, Lcs, "Finds the longest common substring.", "string"},
+};
+
+}  // namespace
+
+std::span<const CommandSpec> StringCommands() { return kCommands; }
 
 }  // namespace feedkv::server

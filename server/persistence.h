@@ -1,0 +1,141 @@
+// Persistence: the glue between the Server and the storage-level AOF and
+// snapshot code. It
+//   - loads the dataset at start-up (newest valid snapshot, then AOF replay
+//     from the snapshot's position, straight through the command handlers
+//     with a fake client, so nothing is propagated again);
+//   - is the Server's ChangeSink: change batches go to the AofWriter, whose
+//     group is sealed once per loop turn (group commit);
+//   - under appendfsync always, holds replies (ReplyBarrier) until the writer
+//     thread reports the offset durable (posted back as SetDurableOffset);
+//   - turns write/fsync failures into MISCONF (set_write_error) until the
+//     writer recovers;
+//   - takes snapshots: SAVE in the foreground, BGSAVE / BGREWRITEAOF / save
+//     points in a forked child (copy-on-write), finished (rename, fsync dir,
+//     segment retirement) off the command thread, after the AOF is durable up
+//     to the snapshot's position;
+//   - answers INFO persistence.
+// All methods run on the command thread. See docs/persistence.md.
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "server/server.h"
+#include "storage/aof_reader.h"
+#include "storage/aof_writer.h"
+#include "storage/file_io.h"
+#include "storage/rdb_format.h"
+#include "storage/rdb_writer.h"
+#include "storage/status.h"
+
+namespace feedkv::server {
+
+class JobThread;
+
+class Persistence : public ChangeSink {
+ public:
+  Persistence(Server& server, Env* env);
+  ~Persistence() override;
+
+  // The instance attached to `server`, or nullptr.
+  static Persistence* Of(Server& server);
+
+  // Loads the dataset and starts the AOF writer; registers the cron and
+  // shutdown hooks and the INFO section. False (after logging) if the server
+  // must not start.
+  bool Attach();
+
+  // ChangeSink.
+  void Append(int db, const std::vector<std::vector<std::string>>& cmds) override;
+  uint64_t ReplyBarrier(bool write_command) override;
+
+  // SAVE: a snapshot in the foreground.
+  Status Save();
+  // BGSAVE (rewrite=false) or BGREWRITEAOF (rewrite=true: the AOF rolls to a
+  // new segment and the snapshot is taken at its start). *reply is the
+  // status text for the client.
+  Status BgSave(bool rewrite, bool schedule, std::string* reply);
+  int64_t last_save_unix() const { return last_save_ms_ / 1000; }
+  // DEBUG RELOAD: save, empty the dataset, load the snapshot back.
+  Status Reload(bool save);
+  // DEBUG DIGEST.
+  std::string Digest();
+
+ private:
+  struct Child {
+    pid_t pid = 0;
+    bool rewrite = false;
+    std::string tmp;
+    rdb::Header header;
+    int64_t start_ms = 0;
+    uint64_t dirty_at_start = 0;
+  };
+
+  std::string rdb_path() const;
+  std::string aof_dir() const;
+  bool LoadAtStartup();
+  Status LoadSnapshot(const std::string& path, rdb::Header* h);
+  Status ReplayAof(const aof::Manifest& m, aof::Position from, aof::LogReport* report);
+  Status StartNewLog(bool save_base);
+  Status OpenWriter(const aof::Manifest& m, uint64_t tail_size);
+  void StopWriter();
+  rdb::Header SnapshotHeader();
+  // What a snapshot taken now, at position `h`, is made of.
+  rdb::SnapshotSource Source(const rdb::Header& h);
+  // Runs `done(status)` once the file `tmp` has become the snapshot (rename
+  // + fsync dir) after the AOF is durable to its position, and segments
+  // before it are retired. `done` runs on the command thread.
+  void Finalize(std::string tmp, rdb::Header h, std::function<void(const Status&)> done);
+  // The work that turns `tmp` into the snapshot; `after(status)` runs on the
+  // thread that did it.
+  std::function<void(const Status&)> FinishWork(std::string tmp, rdb::Header h,
+                                                std::function<void(const Status&)> after);
+  // Runs work on the writer thread once the AOF is durable (or on the job
+  // thread without an AOF).
+  void RunFinish(std::function<void(const Status&)> work);
+  void Cron(int64_t now_ms);
+  void ReapChild();
+  void CheckConfig();
+  void UpdateWriteError();
+  void Shutdown();
+  void InfoSection(std::string* out);
+
+  Server& server_;
+  Env* env_;
+  std::unique_ptr<aof::AofWriter> writer_;
+  std::unique_ptr<JobThread> jobs_;
+  bool seal_posted_ = false;
+  std::string aof_dir_;  // fixed at start (dir may change later)
+  std::string rdb_dir_;
+
+  Child child_;
+  bool rewrite_scheduled_ = false;
+  bool bgsave_scheduled_ = false;
+  int64_t last_save_ms_ = 0;
+  int64_t last_bgsave_try_ms_ = 0;
+  bool last_bgsave_ok_ = true;
+  int64_t last_bgsave_secs_ = -1;
+  bool last_rewrite_ok_ = true;
+  int64_t last_rewrite_secs_ = -1;
+  uint64_t rdb_saves_ = 0;
+  uint64_t aof_rewrites_ = 0;
+  int64_t last_fork_us_ = 0;
+  uint64_t total_forks_ = 0;
+  uint64_t finalizing_ = 0;
+  std::string aof_error_;       // non-empty while the AOF cannot be written
+  rdb::Header last_snapshot_;   // position of the newest snapshot
+  uint64_t load_keys_ = 0, load_expired_ = 0;
+  int64_t load_ms_ = 0;
+  // Settings seen at the last cron tick, to act on CONFIG SET.
+  bool cfg_appendonly_ = false;
+  std::string cfg_fsync_;
+  int64_t cfg_segment_size_ = 0;
+  bool shut_down_ = false;
+};
+
+}  // namespace feedkv::server

@@ -1,0 +1,188 @@
+// AofWriter: appends change records to AOF segments from a thread of its own.
+//
+// The command thread encodes batches (AppendBatch) into the current group,
+// which only costs a memcpy, and seals the group once per loop turn (Seal).
+// Positions are assigned there, on the command thread, so a snapshot taken
+// between two calls knows the exact (segment, offset) it equals. The writer
+// thread writes sealed groups (adding their trailers), rolls segments and
+// updates the manifest, and fsyncs by policy:
+//   kAlways   - after every batch of groups it picked up (group commit), then
+//               reports the durable offset;
+//   kEverySec - once a second;
+//   kNo       - never (the OS decides), except when a segment closes.
+// A failed write or fsync is reported through on_status and retried once a
+// second; everything not yet known durable stays in memory and is written
+// again (at its own offset) on retry, so no acknowledged byte is lost.
+//
+// Thread-safety: AppendBatch, Seal, RequestRoll, position() and the setters
+// belong to one thread (the command thread). Callbacks run on the writer
+// thread. Jobs run on the writer thread in submission order.
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "storage/aof_format.h"
+#include "storage/aof_manifest.h"
+#include "storage/file_io.h"
+#include "storage/status.h"
+
+namespace feedkv::aof {
+
+enum class FsyncPolicy { kAlways, kEverySec, kNo };
+// "always" / "everysec" / "no"; false for anything else.
+bool ParseFsyncPolicy(std::string_view s, FsyncPolicy* out);
+
+struct WriterOptions {
+  Env* env = Env::Default();
+  std::string dir;
+  std::string base_name = "appendonly.aof";
+  FsyncPolicy policy = FsyncPolicy::kEverySec;
+  uint64_t segment_size = 64 << 20;
+  std::chrono::milliseconds retry_interval{1000};
+};
+
+struct WriterCallbacks {
+  // Everything up to this global offset is on disk (fsynced).
+  std::function<void(uint64_t durable_offset)> on_durable;
+  // A write/fsync failed (non-OK), or the writer recovered from one (OK).
+  std::function<void(const Status& s)> on_status;
+};
+
+// Counters for INFO, readable from any thread.
+struct WriterStats {
+  uint64_t written_offset = 0;  // global offset written to the OS
+  uint64_t durable_offset = 0;  // global offset fsynced
+  uint64_t pending_bytes = 0;   // sealed but not yet written
+  uint64_t fsyncs = 0;
+  uint64_t write_errors = 0;
+  int64_t last_fsync_us = 0;    // duration of the last fsync
+  bool failing = false;
+};
+
+class AofWriter {
+ public:
+  // `manifest` lists the live segments; appends continue at `tail_size` bytes
+  // into its last one. REQUIRES: that segment file exists with at least
+  // tail_size bytes (longer is truncated to tail_size on Start).
+  AofWriter(WriterOptions options, Manifest manifest, uint64_t tail_size, WriterCallbacks callbacks);
+  ~AofWriter();
+  AofWriter(const AofWriter&) = delete;
+  AofWriter& operator=(const AofWriter&) = delete;
+
+  // Opens the tail segment and starts the thread.
+  Status Start();
+  // Writes and fsyncs everything sealed, then stops the thread. Returns the
+  // last error if data could not be made durable.
+  Status Stop();
+
+  // --- command thread ---
+  // Encodes one change batch: SELECT when `db` differs from the db of the
+  // previous record, MULTI/EXEC around batches of more than one command.
+  void AppendBatch(int db, const std::vector<std::vector<std::string>>& cmds);
+  // Appends raw record bytes (already RESP) to the current group.
+  void AppendRaw(std::string_view bytes);
+  // Hands the current group to the writer thread. Returns the global offset
+  // just past it (its trailer included). No-op on an empty group.
+  uint64_t Seal();
+  // Makes the next group start a new segment (seals the current one).
+  void RequestRoll();
+  // The next record repeats SELECT (used after a snapshot position).
+  void ForgetSelectedDb() { selected_db_ = -1; }
+  bool group_empty() const { return group_.empty(); }
+  // End of everything appended (the unsealed group included, its trailer not).
+  Position position() const { return {seq_, seg_offset_ + group_.size()}; }
+  uint64_t offset() const { return seg_start_ + seg_offset_ + group_.size(); }
+  // End of the last sealed group: the position of a snapshot taken now,
+  // after Seal().
+  uint64_t sealed_offset() const { return seg_start_ + seg_offset_; }
+  uint64_t lineage() const { return lineage_; }
+  void set_policy(FsyncPolicy p);
+  FsyncPolicy policy() const { return policy_; }
+  void set_segment_size(uint64_t bytes) { segment_size_ = bytes; }
+
+  // Runs fn(status) on the writer thread once everything sealed before the
+  // call is written and fsynced; status is the error if that failed.
+  void RunWhenDurable(std::function<void(const Status&)> fn);
+  // Drops segments with seq < keep_from from the manifest, then deletes
+  // their files (on the writer thread). Never drops the current segment.
+  void RetireBefore(uint64_t keep_from);
+  // A copy of the current manifest and stats (any thread).
+  Manifest manifest() const;
+  WriterStats stats() const;
+
+ private:
+  struct Chunk {
+    uint64_t seq;
+    uint64_t start;   // global start of the segment
+    uint64_t offset;  // offset of the chunk in its segment
+    std::string data; // group bytes, then the trailer (added by the thread)
+    bool has_trailer;
+    bool counted;     // already subtracted from stats_.pending_bytes
+  };
+  struct Job {
+    uint64_t after_offset;  // global offset that must be durable first (0: none)
+    std::function<void(const Status&)> fn;
+    uint64_t retire_before = 0;
+  };
+
+  void Run();
+  void ProcessLocked(std::unique_lock<std::mutex>& lk);
+  // Writer thread: write pending chunks; fsync per policy (or if forced).
+  Status WritePending();
+  Status SyncNow();
+  Status OpenSegment(uint64_t seq, uint64_t start, bool truncate, uint64_t tail_size);
+  void RunJob(Job& job, const Status& st);
+  void Retire(uint64_t keep_from);
+  void SetFailing(const Status& s);
+
+  WriterOptions opts_;
+  WriterCallbacks cb_;
+
+  // Command-thread state.
+  uint64_t lineage_;
+  uint64_t seq_;
+  uint64_t seg_start_;
+  uint64_t seg_offset_;  // sealed bytes in the current segment
+  std::string group_;
+  int selected_db_ = -1;
+  bool roll_requested_ = false;
+  uint64_t segment_size_;
+  FsyncPolicy policy_;
+
+  // Shared state.
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<Chunk> queue_;      // sealed, not yet picked up
+  std::deque<Job> jobs_;
+  bool stop_ = false;
+  bool started_ = false;
+  FsyncPolicy thread_policy_;
+  Manifest manifest_;            // guarded: the writer thread replaces it
+  WriterStats stats_;
+  uint64_t tail_size_;
+
+  // Writer-thread state.
+  std::thread thread_;
+  std::unique_ptr<WritableFile> file_;
+  uint64_t file_seq_ = 0;
+  uint64_t file_start_ = 0;
+  uint64_t synced_size_ = 0;       // bytes of file_ known durable
+  std::deque<Chunk> pending_;      // picked up, not yet written
+  std::deque<Chunk> unsynced_;     // written to file_, not yet fsynced
+  bool failing_ = false;
+  bool need_truncate_ = false;     // a failed write may have left junk
+  Status last_error_;
+  std::chrono::steady_clock::time_point last_sync_;
+  std::chrono::steady_clock::time_point last_attempt_;
+};
+
+}  // namespace feedkv::aof

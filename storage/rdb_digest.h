@@ -1,0 +1,39 @@
+// Dataset digests for DEBUG DIGEST / DEBUG DIGEST-VALUE: a hash of the
+// logical content (db, key, type, value, expire; counter spaces by key),
+// independent of encoding, memory layout and iteration order, so two
+// servers (a primary and its replica, a server before and after a restart)
+// holding the same data print the same digest. 40 hex digits, like Redis;
+// all zeros for an empty dataset.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "storage/database.h"
+
+namespace feedkv {
+class CounterSpace;
+}
+
+namespace feedkv::rdb {
+
+// Order-independent accumulator.
+class DigestBuilder {
+ public:
+  void AddDatabase(int index, const Database& db);
+  void AddCounterSpace(std::string_view name, const CounterSpace& space);
+  // The 40-hex digest of everything added.
+  std::string Hex() const;
+
+ private:
+  void Mix(const std::string& item);
+  uint64_t hi_ = 0, lo_ = 0, sum_ = 0, count_ = 0;
+};
+
+// Digest of one key's value and expire (40 zeros if the key is missing).
+std::string KeyDigestHex(const Entry* e);
+
+}  // namespace feedkv::rdb

@@ -1,0 +1,118 @@
+#include "storage/rdb_writer.h"
+
+#include <xxhash.h>
+
+#include <cstring>
+
+#include "storage/counter_space.h"
+
+namespace feedkv::rdb {
+
+namespace {
+
+void WriteHeader(const Header& h, RdbSink* sink) {
+  std::string b(kHeaderSize, '\0');
+  auto put64 = [&](size_t off, uint64_t v) {
+    for (int i = 0; i < 8; i++) b[off + i] = static_cast<char>(v >> (8 * i));
+  };
+  std::memcpy(b.data(), kMagic.data(), 8);
+  for (int i = 0; i < 4; i++) b[8 + i] = static_cast<char>(h.version >> (8 * i));
+  // bytes 12..15: flags, zero
+  put64(16, h.aof_lineage);
+  put64(24, h.aof_segment);
+  put64(32, h.aof_segment_offset);
+  put64(40, h.aof_offset);
+  put64(48, static_cast<uint64_t>(h.ctime_ms));
+  put64(56, XXH64(b.data(), 56, 0));
+  sink->Write(b.data(), b.size());
+}
+
+void WriteDatabase(int index, const Database& db, bool src_compress, RdbSink* sink,
+                   SaveStats* stats) {
+  sink->BeginSection(kSectionDatabase);
+  sink->PutVarint(static_cast<uint64_t>(index));
+  sink->PutVarint(db.size());
+  sink->PutVarint(db.expires_count());
+  std::string scratch;
+  db.ForEach([&](const Entry* e) {
+    uint8_t expire = e->has_expire ? kHasExpire : 0;
+    auto key_and_expire = [&](uint8_t kind) {
+      sink->PutU8(kind | expire);
+      if (expire) sink->PutFixed64(static_cast<uint64_t>(e->expire_ms()));
+      sink->PutString(e->key());
+    };
+    if (e->type == ValueType::kString) {
+      if (e->encoding == kEncInt) {
+        key_and_expire(kEntryInteger);
+        sink->PutFixed64(static_cast<uint64_t>(e->v.i));
+      } else {
+        key_and_expire(kEntryString);
+        sink->PutString(Database::StringValue(e, &scratch));
+      }
+    } else {
+      key_and_expire(kEntryObject);
+      sink->PutU8(static_cast<uint8_t>(e->type));
+      scratch.clear();
+      Database::GetObject(e)->SerializeTo(&scratch);
+      sink->PutBlob(scratch, src_compress);
+      if (scratch.capacity() > (1 << 20)) std::string().swap(scratch);
+    }
+    stats->keys++;
+  });
+  sink->PutU8(kEntryEnd);
+  sink->EndSection();
+}
+
+}  // namespace
+
+Status WriteSnapshot(const SnapshotSource& src, RdbSink* sink, SaveStats* stats) {
+  *stats = SaveStats{};
+  WriteHeader(src.header, sink);
+
+  sink->BeginSection(kSectionAux);
+  sink->PutVarint(src.aux.size());
+  for (const auto& [k, v] : src.aux) {
+    sink->PutString(k);
+    sink->PutString(v);
+  }
+  sink->EndSection();
+
+  for (size_t i = 0; i < src.dbs.size(); i++) {
+    if (src.dbs[i] != nullptr && src.dbs[i]->size() > 0) {
+      WriteDatabase(static_cast<int>(i), *src.dbs[i], src.compress, sink, stats);
+    }
+    if (!sink->status().ok()) return sink->status();
+  }
+
+  sink->BeginSection(kSectionCounters);
+  sink->PutVarint(src.counter_spaces.size());
+  std::string blob;
+  for (const auto& [name, space] : src.counter_spaces) {
+    blob.clear();
+    space->SerializeTo(&blob);
+    sink->PutString(name);
+    sink->PutBlob(blob, src.compress);
+  }
+  sink->EndSection();
+
+  Status s = sink->Finish();
+  stats->bytes = sink->bytes();
+  return s;
+}
+
+Status WriteSnapshotFile(Env* env, const std::string& path, const SnapshotSource& src,
+                         SaveStats* stats) {
+  std::unique_ptr<WritableFile> f;
+  Status s = env->NewWritableFile(path, true, &f);
+  if (!s.ok()) return s;
+  {
+    RdbSink sink(f.get());
+    s = WriteSnapshot(src, &sink, stats);
+  }
+  if (s.ok()) s = f->Sync();
+  Status c = f->Close();
+  if (s.ok()) s = c;
+  return s;
+}
+
+}  // namespace feedkv::rdb
