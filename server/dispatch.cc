@@ -51,7 +51,10 @@ std::string Repr(std::string_view s) {
 }  // namespace
 
 bool ParseInt64(std::string_view s, int64_t* out) {
+  // Redis's string2ll: no '+', no leading zeros, no "-0".
   if (s.empty() || s.size() > 20 || s[0] == '+') return false;
+  if (s[0] == '0' && s.size() > 1) return false;
+  if (s[0] == '-' && (s.size() == 1 || s[1] == '0')) return false;
   auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), *out);
   return ec == std::errc() && ptr == s.data() + s.size();
 }

@@ -463,19 +463,27 @@ void Database::ForEach(const std::function<void(const Entry*)>& fn) const {
 const Entry* Database::RandomEntry(uint64_t random) const {
   if (size_ == 0) return nullptr;
   // Pick a random non-empty bucket, then a random element of its chain.
-  size_t n = buckets_.size();
-  for (size_t tries = 0;; tries++) {
-    const Entry* head = buckets_[(random + tries * 0x9E3779B97F4A7C15ull) & (n - 1)];
-    if (head == nullptr) {
-      random = random * 6364136223846793005ull + 1442695040888963407ull;
-      continue;
-    }
-    size_t len = 0;
-    for (const Entry* e = head; e != nullptr; e = e->next) len++;
-    size_t pick = (random >> 33) % len;
-    while (pick-- > 0) head = head->next;
-    return head;
-  }
+  // Bucket indexes come from a fully mixed sequence (an LCG's low bits cycle
+  // too briefly to reach every bucket); a sparse table falls back to a
+  // linear walk, which always ends because some bucket holds a key.
+  const size_t mask = buckets_.size() - 1;
+  uint64_t x = random;
+  auto next = [&x] {
+    x += 0x9E3779B97F4A7C15ull;  // splitmix64
+    uint64_t z = x;
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+  };
+  size_t b = next() & mask;
+  for (int tries = 0; tries < 64 && buckets_[b] == nullptr; tries++) b = next() & mask;
+  while (buckets_[b] == nullptr) b = (b + 1) & mask;
+  const Entry* head = buckets_[b];
+  size_t len = 0;
+  for (const Entry* e = head; e != nullptr; e = e->next) len++;
+  size_t pick = (next() >> 33) % len;
+  while (pick-- > 0) head = head->next;
+  return head;
 }
 
 size_t Database::ActiveExpireCycle(int64_t now_ms, size_t max_buckets) {

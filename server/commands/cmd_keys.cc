@@ -3,6 +3,7 @@
 // cmd_expire.cc.) Semantics, replies and error texts follow Redis 7.2.
 #include <malloc.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cctype>
 #include <climits>

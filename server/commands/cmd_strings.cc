@@ -5,6 +5,7 @@
 // relative or clock-dependent effect are propagated in a deterministic form
 // (absolute PXAT times, SET for INCRBYFLOAT, DEL for GETDEL) so that the AOF
 // and replicas never depend on when they replay.
+#include <algorithm>
 #include <cerrno>
 #include <cctype>
 #include <cmath>

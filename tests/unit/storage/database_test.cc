@@ -285,6 +285,25 @@ TEST(DatabaseTest, ForEachAndRandomEntry) {
   EXPECT_GT(picked.size(), 25u);  // spreads over the keyspace
 }
 
+// One key in a 16-bucket table: every seed must find it (an LCG-driven probe
+// used to cycle through a subset of buckets forever).
+TEST(DatabaseTest, RandomEntryFindsTheOnlyKeyFromAnySeed) {
+  for (int k = 0; k < 64; k++) {
+    Database db(0);
+    db.SetString(Key(k), "v", kNoExpire, false);
+    for (uint64_t seed = 0; seed < 500; seed++) {
+      const Entry* e = db.RandomEntry(seed * 0x2545F4914F6CDD1Dull + static_cast<uint64_t>(k));
+      ASSERT_NE(e, nullptr);
+      ASSERT_EQ(e->key(), Key(k));
+    }
+  }
+  // A sparse table after mass deletion (buckets never shrink).
+  Database db(0);
+  for (int i = 0; i < 5000; i++) db.SetString(Key(i), "v", kNoExpire, false);
+  for (int i = 1; i < 5000; i++) db.Delete(Key(i));
+  for (uint64_t seed = 0; seed < 100; seed++) ASSERT_EQ(db.RandomEntry(seed)->key(), Key(0));
+}
+
 TEST(DatabaseTest, MoveKeyRenamesWithValueAndExpire) {
   Database db(0);
   std::string raw(100, 'q');
