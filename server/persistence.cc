@@ -280,8 +280,15 @@ Status Persistence::ReplayAof(const aof::Manifest& m, aof::Position from, aof::L
   std::vector<const aof::Record*> tx;
   bool in_tx = false;
   const CommandTable& table = server_.table();
+  std::string last_name;  // the log repeats a few names: skip most lookups
+  const CommandSpec* last_spec = nullptr;
   auto apply = [&](uint64_t seq, const aof::Record& r) -> Status {
-    const CommandSpec* spec = table.Find(r.argv[0]);
+    const CommandSpec* spec = last_spec;
+    if (spec == nullptr || r.argv[0] != last_name) {
+      spec = table.Find(r.argv[0]);
+      last_name.assign(r.argv[0]);
+      last_spec = spec;
+    }
     int argc = static_cast<int>(r.argv.size());
     if (spec == nullptr || (spec->arity > 0 && argc != spec->arity) ||
         (spec->arity < 0 && argc < -spec->arity)) {
@@ -432,10 +439,11 @@ void Persistence::Append(int db, const std::vector<std::vector<std::string>>& cm
 }
 
 uint64_t Persistence::ReplyBarrier(bool write_command) {
-  if (!writer_ || writer_->policy() != aof::FsyncPolicy::kAlways) return 0;
-  // Reads wait too (they may have seen a write not yet durable), except
-  // while the disk is failing: reads go on.
-  if (!aof_error_.empty() && !write_command) return 0;
+  // Only write commands wait (even one that changed nothing: its reply may
+  // rest on an earlier write not yet durable). Reads are answered at once, so
+  // they go on while the disk is failing; a read may see a write whose own
+  // reply still waits, and which a crash can still undo.
+  if (!writer_ || !write_command || writer_->policy() != aof::FsyncPolicy::kAlways) return 0;
   return writer_->offset();
 }
 

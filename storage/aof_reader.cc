@@ -40,8 +40,16 @@ class Scanner {
     return Parse::kOk;
   }
 
-  // Reads one "*N\r\n($L\r\n<bytes>\r\n){N}" record at *p.
-  Parse Command(size_t* p, Record* rec, size_t* bad) const {
+  // Reads one "*N\r\n($L\r\n<bytes>\r\n){N}" record at *p, appending its
+  // arguments to *args (left as they were unless it returns kOk).
+  Parse Command(size_t* p, std::vector<std::string_view>* args, size_t* bad) const {
+    size_t before = args->size();
+    Parse r = CommandInner(p, args, bad);
+    if (r != Parse::kOk) args->resize(before);
+    return r;
+  }
+
+  Parse CommandInner(size_t* p, std::vector<std::string_view>* args, size_t* bad) const {
     size_t i = *p + 1;  // past '*'
     uint64_t n;
     Parse r = Number(&i, kMaxArgs, &n, bad);
@@ -50,8 +58,6 @@ class Scanner {
       *bad = *p;
       return Parse::kBad;
     }
-    rec->offset = *p;
-    rec->argv.clear();
     for (uint64_t a = 0; a < n; a++) {
       if (i == d_.size()) return Parse::kIncomplete;
       if (d_[i] != '$') {
@@ -67,7 +73,7 @@ class Scanner {
         // it are there (checked by the caller).
         return Parse::kIncomplete;
       }
-      rec->argv.push_back(d_.substr(i, len));
+      args->push_back(d_.substr(i, len));
       i += len;
       if (d_[i] != '\r' || d_[i + 1] != '\n') {
         *bad = d_[i] != '\r' ? i : i + 1;
@@ -124,18 +130,24 @@ Status ScanSegment(std::string_view data, uint64_t from, const GroupFn& fn, Scan
   Group g;
   size_t p = from;
   g.begin = from;
-  Record rec;
+  // (offset, first argument, argument count) of the group's records so far;
+  // spans are made once the group is complete (args no longer moves).
+  struct Pending {
+    uint64_t offset;
+    size_t first, count;
+  };
+  std::vector<Pending> pending;
   while (true) {
     if (p == data.size()) {
-      if (g.records.empty() && p == g.begin) return Status::OK();  // clean end
+      if (pending.empty() && p == g.begin) return Status::OK();  // clean end
       return Damage(r, ScanEnd::kTorn, p, "the last group has no checksum line (torn write)");
     }
     size_t bad = p;
     if (data[p] == '*') {
-      Parse res = sc.Command(&p, &rec, &bad);
+      size_t start = p, first = g.args.size();
+      Parse res = sc.Command(&p, &g.args, &bad);
       if (res == Parse::kOk) {
-        g.records.push_back(std::move(rec));
-        rec = Record{};
+        pending.push_back({start, first, g.args.size() - first});
         continue;
       }
       if (res == Parse::kIncomplete) {
@@ -175,12 +187,18 @@ Status ScanSegment(std::string_view data, uint64_t from, const GroupFn& fn, Scan
       }
       p += kTrailerSize;
       g.end = p;
+      g.records.clear();
+      for (const Pending& pr : pending) {
+        g.records.push_back({pr.offset, std::span<const std::string_view>(g.args.data() + pr.first, pr.count)});
+      }
       Status s = fn(g);
       if (!s.ok()) return s;
       r->groups++;
       r->records += g.records.size();
       r->valid_end = p;
       g.records.clear();
+      g.args.clear();
+      pending.clear();
       g.begin = p;
       continue;
     }

@@ -14,6 +14,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -27,13 +28,14 @@ namespace feedkv::aof {
 
 struct Record {
   uint64_t offset = 0;  // in the segment
-  std::vector<std::string_view> argv;
+  std::span<const std::string_view> argv;
 };
 
 struct Group {
   uint64_t begin = 0;   // offset of its first byte in the segment
   uint64_t end = 0;     // offset just past its trailer
   std::vector<Record> records;
+  std::vector<std::string_view> args;  // storage behind every record's argv
 };
 
 enum class ScanEnd { kClean, kTorn, kCorrupt };

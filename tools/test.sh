@@ -44,7 +44,9 @@ cmake --build build -j "$jobs"
 failed=()
 stage "tests (build/): ctest --output-on-failure"
 # Serial on purpose: the e2e suite runs redis-benchmark and timing-bounded checks.
-if ! ctest --test-dir build --output-on-failure; then
+# --timeout bounds tests that declare no TIMEOUT of their own (a hung unit test
+# must not eat the CI budget); e2e declares its own.
+if ! ctest --test-dir build --output-on-failure --timeout 300; then
   failed+=("build/ ctest")
 fi
 
@@ -55,7 +57,7 @@ if ((sanitize)); then
   stage "unit tests (build-asan/): ctest -L unit"
   export ASAN_OPTIONS="${ASAN_OPTIONS:-abort_on_error=1:detect_leaks=1}"
   export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
-  if ! ctest --test-dir build-asan -L unit --output-on-failure -j "$jobs"; then
+  if ! ctest --test-dir build-asan -L unit --output-on-failure --timeout 600 -j "$jobs"; then
     failed+=("build-asan/ ctest -L unit")
   fi
 fi

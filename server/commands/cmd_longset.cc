@@ -31,6 +31,9 @@ LongSetOptions Options(const CommandContext& ctx) {
   return o;
 }
 
+// :0 / :1 (the same in RESP2 and RESP3), without formatting an integer.
+void ReplyBool(CommandContext& ctx, bool b) { ctx.reply.Raw(b ? ":1\r\n" : ":0\r\n"); }
+
 void StatusError(CommandContext& ctx, const Status& st) {
   ctx.Error((st.IsFull() ? "FULL " : "ERR ") + st.message());
 }
@@ -207,7 +210,7 @@ void LsIsMember(CommandContext& ctx) {
   Entry* e;
   SetValue* set;
   if (!LookupLongSet(ctx, ctx.arg(1), true, &e, &set)) return;
-  ctx.reply.Integer(set != nullptr && set->longset().Contains(id) ? 1 : 0);
+  ReplyBool(ctx, set != nullptr && set->longset().Contains(id));
 }
 
 void LsMIsMember(CommandContext& ctx) {
@@ -217,7 +220,7 @@ void LsMIsMember(CommandContext& ctx) {
   SetValue* set;
   if (!LookupLongSet(ctx, ctx.arg(1), true, &e, &set)) return;
   ctx.reply.ArrayHeader(ids.size());
-  for (int64_t v : ids) ctx.reply.Integer(set != nullptr && set->longset().Contains(v) ? 1 : 0);
+  for (int64_t v : ids) ReplyBool(ctx, set != nullptr && set->longset().Contains(v));
 }
 
 void LsCard(CommandContext& ctx) {

@@ -39,6 +39,9 @@ LongSetOptions Options(const CommandContext& ctx) {
   return o;
 }
 
+// :0 / :1 (the same in RESP2 and RESP3), without formatting an integer.
+void ReplyBool(CommandContext& ctx, bool b) { ctx.reply.Raw(b ? ":1\r\n" : ":0\r\n"); }
+
 void StatusError(CommandContext& ctx, const Status& st) {
   ctx.Error((st.IsFull() ? "FULL " : "ERR ") + st.message());
 }
@@ -157,7 +160,7 @@ void SIsMember(CommandContext& ctx) {
   Entry* e;
   SetValue* set;
   if (!LookupSet(ctx, ctx.arg(1), true, &e, &set)) return;
-  ctx.reply.Integer(set != nullptr && set->Contains(ctx.arg(2)) ? 1 : 0);
+  ReplyBool(ctx, set != nullptr && set->Contains(ctx.arg(2)));
 }
 
 void SMIsMember(CommandContext& ctx) {
@@ -166,7 +169,7 @@ void SMIsMember(CommandContext& ctx) {
   if (!LookupSet(ctx, ctx.arg(1), true, &e, &set)) return;
   ctx.reply.ArrayHeader(ctx.argc() - 2);
   for (size_t i = 2; i < ctx.argc(); ++i) {
-    ctx.reply.Integer(set != nullptr && set->Contains(ctx.arg(i)) ? 1 : 0);
+    ReplyBool(ctx, set != nullptr && set->Contains(ctx.arg(i)));
   }
 }
 

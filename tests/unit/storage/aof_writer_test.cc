@@ -11,6 +11,7 @@
 #include <mutex>
 #include <string>
 #include <thread>
+#include <time.h>
 #include <vector>
 
 #include "storage/aof_reader.h"
@@ -231,6 +232,22 @@ TEST_F(AofWriterTest, EverySecSyncsWithinASecond) {
   uint64_t end = w->Seal();
   ASSERT_TRUE(WaitFor([&] { return w->stats().written_offset == end; }));
   ASSERT_TRUE(WaitFor([&] { return durable_.load() == end; }));
+  ASSERT_TRUE(w->Stop().ok());
+}
+
+TEST_F(AofWriterTest, IdleWriterDoesNotSpinAfterARoll) {
+  auto w = Open(FsyncPolicy::kEverySec, 64);
+  for (int i = 0; i < 5; i++) {
+    w->AppendBatch(0, Cmds{{"SET", "k", std::string(100, 'x')}});
+    w->Seal();  // each group rolls the segment: an empty new segment is open
+  }
+  ASSERT_TRUE(WaitFor([&] { return w->stats().durable_offset == w->offset(); }));
+  timespec a, b;
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &a);
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &b);
+  double cpu_ms = (b.tv_sec - a.tv_sec) * 1e3 + (b.tv_nsec - a.tv_nsec) / 1e6;
+  EXPECT_LT(cpu_ms, 50.0) << "the writer thread busy-waits";
   ASSERT_TRUE(w->Stop().ok());
 }
 
