@@ -49,6 +49,9 @@ class CommandContext {
   // returns false.
   bool IntArg(size_t i, int64_t* out);
   bool DoubleArg(size_t i, double* out);
+  // Parses argument i as an int64 id: decimal, zero-padding allowed (as
+  // redis-benchmark's __rand_int__ produces); replies Redis's error if not.
+  bool IdArg(size_t i, int64_t* out);
 
   // Records that the command changed `n` things. A write command that
   // reported changes is propagated to the AOF and replicas.

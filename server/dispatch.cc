@@ -105,6 +105,21 @@ bool CommandContext::IntArg(size_t i, int64_t* out) {
   return false;
 }
 
+bool CommandContext::IdArg(size_t i, int64_t* out) {
+  std::string_view s = args[i];
+  size_t lead = 0;
+  bool neg = !s.empty() && s[0] == '-';
+  while (lead + neg + 1 < s.size() && s[lead + neg] == '0') lead++;
+  std::string trimmed = neg ? "-" + std::string(s.substr(1 + lead)) : std::string(s.substr(lead));
+  if (trimmed != "-0" && ParseInt64(trimmed, out)) return true;
+  if (trimmed == "-0") {
+    *out = 0;
+    return true;
+  }
+  Error(protocol::err::kNotInteger);
+  return false;
+}
+
 bool CommandContext::DoubleArg(size_t i, double* out) {
   if (ParseDouble(args[i], out)) return true;
   Error(protocol::err::kNotFloat);

@@ -125,7 +125,7 @@ void IncrBy(CommandContext& ctx) {
   if (!space) return;
   int64_t id, delta;
   size_t field;
-  if (!ctx.IntArg(2, &id) || !FieldArg(ctx, *space, 3, &field) || !ctx.IntArg(4, &delta)) return;
+  if (!ctx.IdArg(2, &id) || !FieldArg(ctx, *space, 3, &field) || !ctx.IntArg(4, &delta)) return;
   uint64_t value;
   Status s = space->IncrBy(id, field, delta, &value);
   if (!s.ok()) {
@@ -142,7 +142,7 @@ void Set(CommandContext& ctx) {
   int64_t id;
   size_t field;
   uint64_t value;
-  if (!ctx.IntArg(2, &id) || !FieldArg(ctx, *space, 3, &field) || !UnsignedArg(ctx, 4, &value)) return;
+  if (!ctx.IdArg(2, &id) || !FieldArg(ctx, *space, 3, &field) || !UnsignedArg(ctx, 4, &value)) return;
   Status s = space->Set(id, field, value);
   if (!s.ok()) {
     ReplyStatus(ctx, s);
@@ -175,7 +175,7 @@ void Get(CommandContext& ctx) {
   CounterSpace* space = SpaceArg(ctx);
   if (!space) return;
   int64_t id;
-  if (!ctx.IntArg(2, &id)) return;
+  if (!ctx.IdArg(2, &id)) return;
   std::vector<size_t> fields;
   for (size_t i = 3; i < ctx.argc(); i++) {
     size_t f;
@@ -194,7 +194,7 @@ void MGet(CommandContext& ctx) {
   size_t i = 2;
   for (; i < ctx.argc() && !EqualsIgnoreCase(ctx.arg(i), "FIELDS"); i++) {
     int64_t id;
-    if (!ctx.IntArg(i, &id)) return;
+    if (!ctx.IdArg(i, &id)) return;
     ids.push_back(id);
   }
   if (i < ctx.argc()) {
@@ -221,7 +221,7 @@ void Del(CommandContext& ctx) {
   CounterSpace* space = SpaceArg(ctx);
   if (!space) return;
   int64_t id;
-  if (!ctx.IntArg(2, &id)) return;
+  if (!ctx.IdArg(2, &id)) return;
   bool existed = space->Del(id);
   if (existed) ctx.Dirty();
   ctx.reply.Integer(existed ? 1 : 0);

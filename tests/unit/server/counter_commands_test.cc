@@ -93,3 +93,18 @@ TEST_F(CounterCommandsTest, ManyIdsRollTablesAndStayReadable) {
 
 }  // namespace
 }  // namespace feedkv::server
+
+namespace feedkv::server {
+namespace {
+
+TEST_F(CounterCommandsTest, ZeroPaddedIdsAreTheSameId) {
+  // redis-benchmark's __rand_int__ yields "000000000042".
+  EXPECT_EQ(Run({"counter.incrby", "post", "000000000042", "like", "2"}), Int(2));
+  EXPECT_EQ(Run({"counter.get", "post", "42", "like"}), "*1\r\n" + Int(2));
+  EXPECT_EQ(Run({"counter.incrby", "post", "-007", "like", "1"}), Int(1));
+  EXPECT_EQ(Run({"counter.get", "post", "-7", "like"}), "*1\r\n" + Int(1));
+  EXPECT_EQ(Run({"counter.get", "post", "0x10"}), Err("ERR value is not an integer or out of range"));
+}
+
+}  // namespace
+}  // namespace feedkv::server
