@@ -42,6 +42,9 @@ class CommandContext {
   // Replies with an error and counts it for INFO errorstats/commandstats.
   void Error(std::string_view msg);
   void SyntaxError() { Error(protocol::err::kSyntax); }
+  // For container commands (CONFIG, CLIENT...): Redis's text for a known
+  // subcommand with the wrong arguments, or for an unknown one.
+  void SubcommandError();
   void WrongType() { Error(protocol::err::kWrongType); }
   bool failed() const { return failed_; }
 

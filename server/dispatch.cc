@@ -105,6 +105,17 @@ bool CommandContext::IntArg(size_t i, int64_t* out) {
   return false;
 }
 
+void CommandContext::SubcommandError() {
+  std::string sub = Lower(args[1]);
+  std::string upper(spec.name);
+  for (char& ch : upper) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
+  if ((" " + std::string(spec.subcommands) + " ").find(" " + sub + " ") != std::string::npos) {
+    Error(fmt::format("ERR wrong number of arguments for '{}|{}' command", spec.name, sub));
+  } else {
+    Error(fmt::format("ERR unknown subcommand '{}'. Try {} HELP.", args[1].substr(0, 128), upper));
+  }
+}
+
 bool CommandContext::IdArg(size_t i, int64_t* out) {
   std::string_view s = args[i];
   size_t lead = 0;
@@ -178,7 +189,15 @@ void Server::Execute(Client& c, std::span<const std::string_view> args) {
 }
 
 void Server::Call(Client& c, const CommandSpec& spec, std::span<const std::string_view> args) {
-  CommandStats& st = command_stats_[std::string(spec.name)];
+  // Container commands are named "client|list" in stats and CLIENT LIST, as in Redis 7.
+  c.last_command.assign(spec.name);
+  if (!spec.subcommands.empty() && args.size() > 1) {
+    std::string sub = Lower(args[1]);
+    if ((" " + std::string(spec.subcommands) + " ").find(" " + sub + " ") != std::string::npos) {
+      c.last_command += "|" + sub;
+    }
+  }
+  CommandStats& st = command_stats_[c.last_command];
   if ((spec.flags & kWrite) && !write_error_.empty()) {
     protocol::ReplyWriter w(&c.out, c.resp);
     w.Error(protocol::err::kMisconf);

@@ -126,7 +126,7 @@ void Hello(CommandContext& ctx) {
 void Select(CommandContext& ctx) {
   int64_t idx;
   if (!ParseInt64(ctx.arg(1), &idx)) {
-    ctx.Error(protocol::err::kInvalidDbIndex);
+    ctx.Error(protocol::err::kNotInteger);
     return;
   }
   if (idx < 0 || idx >= ctx.server.num_dbs()) {
@@ -298,7 +298,7 @@ void ClientCmd(CommandContext& ctx) {
       ctx.SyntaxError();
     }
   } else {
-    ctx.Error(fmt::format("ERR unknown subcommand or wrong number of arguments for '{}'. Try CLIENT HELP.", sub));
+    ctx.SubcommandError();
   }
 }
 

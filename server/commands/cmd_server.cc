@@ -18,10 +18,7 @@ std::string Lower(std::string_view s) {
   return r;
 }
 
-void UnknownSubcommand(CommandContext& ctx, std::string_view cmd) {
-  ctx.Error(fmt::format("ERR unknown subcommand or wrong number of arguments for '{}'. Try {} HELP.",
-                        ctx.arg(1), cmd));
-}
+void UnknownSubcommand(CommandContext& ctx, std::string_view) { ctx.SubcommandError(); }
 
 void Info(CommandContext& ctx) {
   std::vector<std::string> sections;
@@ -117,8 +114,12 @@ void FlushAll(CommandContext& ctx) {
 
 void SwapDb(CommandContext& ctx) {
   int64_t a, b;
-  if (!ParseInt64(ctx.arg(1), &a) || !ParseInt64(ctx.arg(2), &b)) {
+  if (!ParseInt64(ctx.arg(1), &a)) {
     ctx.Error("ERR invalid first DB index");
+    return;
+  }
+  if (!ParseInt64(ctx.arg(2), &b)) {
+    ctx.Error("ERR invalid second DB index");
     return;
   }
   if (a < 0 || b < 0 || a >= ctx.server.num_dbs() || b >= ctx.server.num_dbs()) {
