@@ -16,7 +16,9 @@ TEST(CommandTableTest, EveryCommandIsWellDeclared) {
     EXPECT_FALSE(s->summary.empty());
     EXPECT_FALSE(s->group.empty());
     EXPECT_FALSE((s->flags & kWrite) && (s->flags & kReadOnly));
-    if (s->first_key > 0) EXPECT_GT(s->key_step, 0);
+    if (s->first_key > 0) {
+      EXPECT_GT(s->key_step, 0);
+    }
   }
 }
 
