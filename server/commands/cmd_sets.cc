@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "server/command_context.h"
+#include "server/commands/set_helpers.h"
 #include "server/config.h"
 #include "server/server.h"
 #include "storage/database.h"
@@ -29,42 +30,6 @@ constexpr char kCountRange[] =
 constexpr int64_t kMaxRandomReply = 100'000'000;
 // SPOP with a count is logged as SREMs of at most this many members each.
 constexpr size_t kSremBatch = 1024;
-
-LongSetOptions Options(const CommandContext& ctx) {
-  const ServerConfig& c = ctx.server.cfg();
-  LongSetOptions o;
-  o.max_fill = c.longset_max_fill;
-  o.growth_factor = c.longset_growth_factor;
-  o.auto_grow = c.longset_auto_grow;
-  return o;
-}
-
-// :0 / :1 (the same in RESP2 and RESP3), without formatting an integer.
-void ReplyBool(CommandContext& ctx, bool b) { ctx.reply.Raw(b ? ":1\r\n" : ":0\r\n"); }
-
-void StatusError(CommandContext& ctx, const Status& st) {
-  ctx.Error((st.IsFull() ? "FULL " : "ERR ") + st.message());
-}
-
-// The set at `key`: false (WRONGTYPE replied) when the key holds another type;
-// *set is null when the key is missing.
-bool LookupSet(CommandContext& ctx, std::string_view key, bool read, Entry** entry,
-               SetValue** set) {
-  // Reading the clock costs more than the lookup on some VMs: only a key with an
-  // expire needs it (Lookup then drops the key if it has expired).
-  Entry* e = ctx.db().Find(key);
-  if (e != nullptr && e->has_expire) e = ctx.db().Lookup(key, ctx.now_ms());
-  if (read) (e != nullptr ? ctx.server.stats().keyspace_hits : ctx.server.stats().keyspace_misses)++;
-  *entry = e;
-  *set = nullptr;
-  if (e == nullptr) return true;
-  if (e->type != ValueType::kSet) {
-    ctx.WrongType();
-    return false;
-  }
-  *set = static_cast<SetValue*>(Database::GetObject(e));
-  return true;
-}
 
 // The sets at args[first..last]: false after WRONGTYPE (every key is checked, as
 // Redis does). Missing keys are null entries.

@@ -1,0 +1,62 @@
+// Helpers shared by the set family (cmd_sets.cc) and the longset family
+// (cmd_longset.cc): one lookup of a set key, one mapping of storage errors.
+#pragma once
+
+#include "server/command_context.h"
+#include "server/server.h"
+#include "storage/database.h"
+#include "storage/long_set.h"
+#include "storage/set_value.h"
+
+namespace feedkv::server {
+
+inline LongSetOptions Options(const CommandContext& ctx) {
+  const ServerConfig& c = ctx.server.cfg();
+  LongSetOptions o;
+  o.max_fill = c.longset_max_fill;
+  o.growth_factor = c.longset_growth_factor;
+  o.auto_grow = c.longset_auto_grow;
+  return o;
+}
+
+// :0 / :1 (the same in RESP2 and RESP3), without formatting an integer.
+inline void ReplyBool(CommandContext& ctx, bool b) { ctx.reply.Raw(b ? ":1\r\n" : ":0\r\n"); }
+
+inline void StatusError(CommandContext& ctx, const Status& st) {
+  ctx.Error((st.IsFull() ? "FULL " : "ERR ") + st.message());
+}
+
+// The set at `key`: false (WRONGTYPE replied) when the key holds another type;
+// *set is null when the key is missing.
+inline bool LookupSet(CommandContext& ctx, std::string_view key, bool read, Entry** entry,
+               SetValue** set) {
+  // Reading the clock costs more than the lookup on some VMs: only a key with an
+  // expire needs it (Lookup then drops the key if it has expired).
+  Entry* e = ctx.db().Find(key);
+  if (e != nullptr && e->has_expire) e = ctx.db().Lookup(key, ctx.now_ms());
+  if (read) (e != nullptr ? ctx.server.stats().keyspace_hits : ctx.server.stats().keyspace_misses)++;
+  *entry = e;
+  *set = nullptr;
+  if (e == nullptr) return true;
+  if (e->type != ValueType::kSet) {
+    ctx.WrongType();
+    return false;
+  }
+  *set = static_cast<SetValue*>(Database::GetObject(e));
+  return true;
+}
+
+// The longset-encoded set at `key`: false (WRONGTYPE replied) when the key holds
+// anything else, including a hashtable-encoded set; *set is null when missing.
+inline bool LookupLongSet(CommandContext& ctx, std::string_view key, bool read, Entry** entry,
+                          SetValue** set) {
+  if (!LookupSet(ctx, key, read, entry, set)) return false;
+  if (*set != nullptr && !(*set)->is_longset()) {
+    *set = nullptr;
+    ctx.WrongType();
+    return false;
+  }
+  return true;
+}
+
+}  // namespace feedkv::server
