@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "storage/long_set.h"
@@ -104,6 +105,20 @@ void ContainsBench(benchmark::State& state, bool hit) {
 }
 void BM_LongSetContainsHit(benchmark::State& state) { ContainsBench(state, true); }
 void BM_LongSetContainsMiss(benchmark::State& state) { ContainsBench(state, false); }
+// LSSET's cost: validating and adopting a client-built image of n members.
+void BM_LongSetFromImage(benchmark::State& state) {
+  const LongSetOptions opts;
+  std::string image;
+  Built(RandomIds(state.range(0), 7), opts)->SerializeImage(&image);
+  for (auto _ : state) {
+    std::unique_ptr<LongSet> s;
+    if (!LongSet::FromImage(image, opts, &s).ok()) std::abort();
+    benchmark::DoNotOptimize(s->size());
+  }
+  state.SetItemsProcessed(state.iterations() * state.range(0));
+}
+BENCHMARK(BM_LongSetFromImage)->Arg(10000)->Arg(1000000)->Unit(benchmark::kMicrosecond);
+
 BENCHMARK(BM_LongSetContainsHit)->Arg(1000)->Arg(50000)->Arg(1000000);
 BENCHMARK(BM_LongSetContainsMiss)->Arg(1000)->Arg(50000)->Arg(1000000);
 

@@ -2,6 +2,8 @@
 // long_set_image.cc. See docs/longset.md for why the defaults are what they are.
 #include "storage/long_set.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <bit>
 #include <cmath>
@@ -203,10 +205,10 @@ int64_t LongSet::ScanKeyToValue(uint64_t key) {
   return static_cast<int64_t>(z);
 }
 
-LongSet::SlotArray LongSet::AllocateSlots(uint64_t capacity) {
+LongSet::SlotArray LongSet::AllocateSlots(uint64_t capacity, bool zeroed) {
   // calloc, not new[]: large zeroed blocks come straight from mmap as untouched zero
   // pages, so Reserve() of a big table costs nothing until slots are written.
-  void* p = std::calloc(capacity, sizeof(int64_t));
+  void* p = zeroed ? std::calloc(capacity, sizeof(int64_t)) : std::malloc(capacity * sizeof(int64_t));
   if (p == nullptr) throw std::bad_alloc();
   return SlotArray(static_cast<int64_t*>(p));
 }
@@ -257,6 +259,111 @@ uint64_t LongSet::FindSlot(int64_t v) const {
     if (s[i] == kEmptySlot) return cap;
   }
   return cap;
+}
+
+namespace {
+
+// One step along a probe path. 64-bit: j + step may pass 2^32.
+inline uint64_t NextSlot(uint64_t j, uint32_t step, uint32_t cap) {
+  j += step;
+  return j >= cap ? j - cap : j;
+}
+
+}  // namespace
+
+Status LongSet::CheckProbePaths(uint64_t max_steps) const {
+  // The fast path below only says whether the image is sound; this walk, one member at
+  // a time, names the first bad slot for the error reply.
+  auto explain = [&]() -> Status {
+    uint64_t steps = 0;
+    for (uint32_t i = 0; i < capacity_; ++i) {
+      const int64_t v = slots_[i];
+      if (IsSentinel(v)) continue;
+      uint64_t j = FastMod(HashMemberInline(v, seed1_), cap_magic_, capacity_);
+      const uint32_t step = 1 + FastMod(HashMemberInline(v, seed2_), step_magic_, capacity_ - 1);
+      while (slots_[j] != v) {
+        if (slots_[j] == kEmptySlot) {
+          return Status::Corruption(fmt::format(
+              "invalid longset image: unreachable member {} at slot {} (empty slot {} on its "
+              "path)",
+              v, i, j));
+        }
+        if (++steps > max_steps) {
+          return Status::Corruption("invalid longset image: probe sequences too long");
+        }
+        j = NextSlot(j, step, capacity_);
+      }
+      if (j != i) {
+        return Status::Corruption(
+            fmt::format("invalid longset image: duplicate member {} at slots {} and {}", v, j, i));
+      }
+    }
+    return Status::Corruption("invalid longset image: probe sequences too long");
+  };
+
+  // Validation is bound by branch mispredictions and by the latency of random loads,
+  // so it runs as branch-free passes over blocks of slots:
+  //   1. hash every slot; keep the members not in their home slot (a member in its
+  //      home slot is first on its own path by definition, and most are);
+  //   2. compute the kept members' steps and prefetch their home slots;
+  //   3. advance every kept path four slots per round, with no data-dependent branch,
+  //      so the loads of many paths are in flight at once; paths still going carry
+  //      over to the next round. A path ends at the first slot holding the member or
+  //      empty: sound only if that is the member's own slot.
+  // About 3x faster than walking one member at a time (bench/long_set_bench FromImage).
+  const uint32_t cap = capacity_;
+  const int64_t* s = slots_.get();
+  constexpr uint32_t kBlock = 256;
+  struct Path {
+    uint32_t slot;  // where the member is stored
+    uint32_t step;
+    uint64_t at;    // next slot to inspect
+  };
+  Path paths[kBlock];
+  uint64_t steps = 0;
+  bool bad = false;
+  for (uint32_t base = 0; base < cap; base += kBlock) {
+    const uint32_t end = std::min(cap, base + kBlock);
+    uint32_t n = 0;
+    for (uint32_t i = base; i < end; ++i) {
+      const int64_t v = s[i];
+      const uint32_t home = FastMod(HashMemberInline(v, seed1_), cap_magic_, cap);
+      paths[n].slot = i;
+      paths[n].at = home;
+      n += static_cast<uint32_t>(!IsSentinel(v) & (home != i));
+    }
+    for (uint32_t k = 0; k < n; ++k) {
+      __builtin_prefetch(s + paths[k].at);
+      paths[k].step = 1 + FastMod(HashMemberInline(s[paths[k].slot], seed2_), step_magic_, cap - 1);
+    }
+    while (n > 0) {
+      uint32_t going = 0;
+      for (uint32_t k = 0; k < n; ++k) {
+        const Path p = paths[k];
+        const int64_t v = s[p.slot];
+        uint64_t at[4];
+        at[0] = p.at;
+        at[1] = NextSlot(at[0], p.step, cap);
+        at[2] = NextSlot(at[1], p.step, cap);
+        at[3] = NextSlot(at[2], p.step, cap);
+        unsigned stop = 0;
+        for (int q = 0; q < 4; ++q) {
+          const int64_t x = s[at[q]];
+          stop |= static_cast<unsigned>((x == v) | (x == kEmptySlot)) << q;
+        }
+        const unsigned first = static_cast<unsigned>(std::countr_zero(stop | 16u)) & 3u;
+        const bool done = stop != 0;
+        bad |= done & (at[first] != p.slot);  // ended at an empty slot or an earlier copy
+        paths[going] = Path{p.slot, p.step, NextSlot(at[3], p.step, cap)};
+        going += static_cast<uint32_t>(!done);
+      }
+      steps += 4 * uint64_t{n};
+      n = going;
+      if (steps > max_steps) return explain();
+    }
+    if (bad) return explain();
+  }
+  return Status::OK();
 }
 
 void LongSet::PlaceNew(int64_t v) {

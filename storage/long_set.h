@@ -162,12 +162,17 @@ class LongSet {
   };
   using SlotArray = std::unique_ptr<int64_t[], FreeDeleter>;
 
-  static SlotArray AllocateSlots(uint64_t capacity);
+  static SlotArray AllocateSlots(uint64_t capacity, bool zeroed = true);
   static bool IsSentinel(int64_t v) { return v == kEmptySlot || v == kTombstoneSlot; }
   static uint16_t SentinelFlag(int64_t v) { return v == kEmptySlot ? kFlagHasZero : kFlagHasMin; }
 
   // Index of v's slot, or capacity_ when absent. REQUIRES: !IsSentinel(v).
   uint64_t FindSlot(int64_t v) const;
+  // Image validation: every slotted member must be the first slot holding its value on
+  // its own probe path, with no empty slot before it. That is exactly what Contains()
+  // and Remove() assume, and it rules out duplicates (a second copy is never first).
+  // Corruption naming the first bad slot, or when the walks exceed max_steps in total.
+  Status CheckProbePaths(uint64_t max_steps) const;
   // Moves every member into a fresh zeroed table of new_capacity (drops tombstones).
   void Rehash(uint64_t new_capacity);
   void SetCapacity(uint64_t capacity);

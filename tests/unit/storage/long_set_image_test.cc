@@ -267,6 +267,65 @@ TEST(LongSetImage, FillTooHighCountsTombstones) {
   EXPECT_NE(st.message().find("800 members and 200 tombstones"), std::string::npos) << st.message();
 }
 
+// The reference rule, one member at a time: every member is the first slot holding its
+// value on its own probe path, and no empty slot comes before it.
+bool SoundByReference(const std::string& img) {
+  const uint64_t cap = Load(img, longset_image::kCapacityOffset, 8);
+  const uint64_t seed1 = Load(img, longset_image::kSeed1Offset, 8);
+  const uint64_t seed2 = Load(img, longset_image::kSeed2Offset, 8);
+  for (uint64_t i = 0; i < cap; ++i) {
+    const int64_t v = Slot(img, i);
+    if (v == 0 || v == kMin) continue;
+    const auto start = longset_internal::ProbeStartFor(v, seed1, seed2, static_cast<uint32_t>(cap));
+    uint64_t j = start.home;
+    while (Slot(img, j) != v) {
+      if (Slot(img, j) == 0) return false;
+      j = (j + start.step) % cap;
+    }
+    if (j != i) return false;
+  }
+  return true;
+}
+
+// A 99%-full table has probe paths of dozens of slots, which the validator walks in
+// rounds of four: moving one member to another empty slot, or copying it over another
+// member, gives an image the validator must judge exactly as the reference rule does.
+TEST(LongSetImage, LongProbePathsJudgedAsReference) {
+  std::mt19937_64 rng(11);
+  std::vector<int64_t> ids;
+  for (int i = 0; i < 3000; ++i) ids.push_back(static_cast<int64_t>(rng() >> 1) + 1);
+  const LongSetOptions dense{0.99, 1.3, true};
+  std::unique_ptr<LongSet> s;
+  ASSERT_TRUE(LongSet::Build(ids, dense, 5, 6, &s).ok());
+  ASSERT_GT(s->Stats().max_probe, 8u);
+  const std::string good = ImageOf(*s);
+  ASSERT_TRUE(Load(good, dense).ok());
+  const uint64_t cap = s->capacity();
+  int rejected = 0;
+  for (int trial = 0; trial < 400; ++trial) {
+    std::string img = good;
+    const uint64_t from = rng() % cap;
+    const uint64_t to = rng() % cap;
+    if (Slot(img, from) == 0 || from == to) continue;
+    if (trial % 2 == 0) {
+      if (Slot(img, to) != 0) continue;  // move a member into an empty slot
+      SetSlot(&img, to, Slot(img, from));
+      SetSlot(&img, from, 0);
+    } else {
+      SetSlot(&img, to, Slot(img, from));  // copy a member over another one
+      if (Slot(good, to) == 0) Store(&img, longset_image::kCountOffset, s->size() + 1, 8);
+    }
+    const bool sound = SoundByReference(img);
+    Status st = Load(img, dense);
+    ASSERT_EQ(st.ok(), sound) << "trial " << trial << ": " << st.ToString();
+    if (!sound) {
+      ++rejected;
+      EXPECT_TRUE(st.IsCorruption()) << st.ToString();
+    }
+  }
+  EXPECT_GT(rejected, 100);
+}
+
 // Random byte flips anywhere in an image: FromImage either rejects it or returns a set
 // that is internally consistent (every member it lists, it also finds).
 TEST(LongSetImage, RandomCorruptionIsRejectedOrConsistent) {
