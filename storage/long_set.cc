@@ -322,10 +322,10 @@ Status LongSet::CheckProbePaths(uint64_t max_steps) const {
   Path paths[kBlock];
   uint64_t steps = 0;
   bool bad = false;
-  for (uint32_t base = 0; base < cap; base += kBlock) {
-    const uint32_t end = std::min(cap, base + kBlock);
+  for (uint64_t base = 0; base < cap; base += kBlock) {  // 64-bit: base + kBlock may pass 2^32
+    const uint32_t end = static_cast<uint32_t>(std::min<uint64_t>(cap, base + kBlock));
     uint32_t n = 0;
-    for (uint32_t i = base; i < end; ++i) {
+    for (uint32_t i = static_cast<uint32_t>(base); i < end; ++i) {
       const int64_t v = s[i];
       const uint32_t home = FastMod(HashMemberInline(v, seed1_), cap_magic_, cap);
       paths[n].slot = i;
