@@ -22,16 +22,63 @@ namespace feedkv {
 // little-endian on every host so that raw table bytes are portable.
 namespace counter_coding {
 
-inline uint64_t LoadLE64(const char* p) {
-  uint64_t v;
+template <class T>
+inline T ByteSwap(T v) {
+  static_assert(sizeof(T) == 4 || sizeof(T) == 8);
+  if constexpr (sizeof(T) == 8) {
+    return __builtin_bswap64(v);
+  } else {
+    return __builtin_bswap32(v);
+  }
+}
+
+// T is uint32_t or uint64_t.
+template <class T>
+inline T LoadLE(const char* p) {
+  T v;
   std::memcpy(&v, p, sizeof(v));
-  if constexpr (std::endian::native == std::endian::big) v = __builtin_bswap64(v);
+  if constexpr (std::endian::native == std::endian::big) v = ByteSwap(v);
   return v;
 }
 
-inline void StoreLE64(char* p, uint64_t v) {
-  if constexpr (std::endian::native == std::endian::big) v = __builtin_bswap64(v);
+template <class T>
+inline void StoreLE(char* p, T v) {
+  if constexpr (std::endian::native == std::endian::big) v = ByteSwap(v);
   std::memcpy(p, &v, sizeof(v));
+}
+
+inline uint64_t LoadLE64(const char* p) { return LoadLE<uint64_t>(p); }
+inline void StoreLE64(char* p, uint64_t v) { StoreLE<uint64_t>(p, v); }
+inline uint32_t LoadLE32(const char* p) { return LoadLE<uint32_t>(p); }
+inline void StoreLE32(char* p, uint32_t v) { StoreLE<uint32_t>(p, v); }
+
+// Offset of the first non-zero byte of p[0, n), or n (8 bytes at a time).
+inline size_t FindNonZero(const char* p, size_t n) {
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    uint64_t w;
+    std::memcpy(&w, p + i, sizeof(w));
+    if (w != 0) break;
+  }
+  for (; i < n; ++i) {
+    if (p[i] != 0) return i;
+  }
+  return n;
+}
+
+inline bool AllZero(const char* p, size_t n) { return FindNonZero(p, n) == n; }
+
+// Appends v as 4 / 8 little-endian bytes.
+inline void PutLE32(std::string* out, uint32_t v) {
+  char b[4];
+  StoreLE32(b, v);
+  out->append(b, sizeof(b));
+}
+
+inline void PutLE64(std::string* out, uint64_t v) {
+  char b[8];
+  StoreLE64(b, v);
+  out->append(b, sizeof(b));
 }
 
 }  // namespace counter_coding

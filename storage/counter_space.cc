@@ -1,12 +1,10 @@
 #include "storage/counter_space.h"
 
 #include <fmt/format.h>
-#include <xxhash.h>
 
 #include <algorithm>
 #include <cassert>
 #include <cmath>
-#include <cstring>
 #include <limits>
 
 namespace feedkv {
@@ -17,67 +15,8 @@ constexpr int64_t kMinId = std::numeric_limits<int64_t>::min();
 constexpr int64_t kMaxId = std::numeric_limits<int64_t>::max();
 constexpr char kOverflowMessage[] = "increment or decrement would overflow";
 
-// Snapshot framing (layout in docs/counters.md).
-constexpr char kMagic[8] = {'F', 'K', 'V', 'C', 'O', 'U', 'N', 'T'};
-constexpr uint32_t kFormatVersion = 1;
-
 // Rough cost of one std::unordered_map node (next pointer, key, value, malloc header).
 constexpr size_t kDictNodeBytes = 32;
-
-void PutFixed32(std::string* out, uint32_t v) {
-  char b[4];
-  for (int i = 0; i < 4; ++i) b[i] = static_cast<char>(v >> (8 * i));
-  out->append(b, 4);
-}
-
-void PutFixed64(std::string* out, uint64_t v) {
-  char b[8];
-  counter_coding::StoreLE64(b, v);
-  out->append(b, 8);
-}
-
-// Bounds-checked little-endian reader over a snapshot; every Get fails cleanly on
-// truncation so that no input can read past the end.
-class Reader {
- public:
-  explicit Reader(std::string_view in) : in_(in) {}
-  std::string_view rest() const { return in_; }
-  void Skip(size_t n) { in_.remove_prefix(n); }
-  bool GetU8(uint8_t* v) {
-    if (in_.empty()) return false;
-    *v = static_cast<uint8_t>(in_[0]);
-    in_.remove_prefix(1);
-    return true;
-  }
-  bool GetU32(uint32_t* v) {
-    if (in_.size() < 4) return false;
-    *v = 0;
-    for (int i = 0; i < 4; ++i) {
-      *v |= static_cast<uint32_t>(static_cast<unsigned char>(in_[i])) << (8 * i);
-    }
-    in_.remove_prefix(4);
-    return true;
-  }
-  bool GetU64(uint64_t* v) {
-    if (in_.size() < 8) return false;
-    *v = counter_coding::LoadLE64(in_.data());
-    in_.remove_prefix(8);
-    return true;
-  }
-  bool GetBytes(size_t n, std::string_view* v) {
-    if (in_.size() < n) return false;
-    *v = in_.substr(0, n);
-    in_.remove_prefix(n);
-    return true;
-  }
-
- private:
-  std::string_view in_;
-};
-
-Status Truncated(std::string_view what) {
-  return Status::Corruption(fmt::format("counter space: truncated {}", what));
-}
 
 CounterOptions ClampOptions(CounterOptions o, size_t slot_bytes) {
   const uint64_t min_bytes = CounterTable::kMinCapacity * slot_bytes;
@@ -421,7 +360,9 @@ size_t CounterSpace::num_keys() const {
 size_t CounterSpace::MemoryUsage() const {
   size_t bytes = sizeof(*this) + aux_.MemoryUsage() + extend_.MemoryUsage() +
                  tables_.capacity() * sizeof(tables_[0]) + starts_.capacity() * sizeof(int64_t);
-  for (const auto& t : tables_) bytes += sizeof(CounterTable) + t->mapped_bytes();
+  for (const auto& t : tables_) {
+    bytes += sizeof(CounterTable) + t->mapped_bytes() + t->tracking_bytes();
+  }
   return bytes;
 }
 
@@ -517,129 +458,6 @@ Status CounterSpace::Validate() const {
     if (!s.ok()) return s;
   }
   return ValidateLayout();
-}
-
-// ---- snapshots ----
-
-void CounterSpace::SerializeTo(std::string* out) const {
-  const size_t begin = out->size();
-  const size_t n = schema_->num_fields();
-  out->append(kMagic, sizeof(kMagic));
-  PutFixed32(out, kFormatVersion);
-  out->push_back(static_cast<char>(n));
-  for (size_t i = 0; i < n; ++i) {
-    out->push_back(static_cast<char>(schema_->field_name(i).size()));
-    out->append(schema_->field_name(i));
-    out->push_back(static_cast<char>(schema_->field_bits(i)));
-  }
-  PutFixed64(out, options_.table_bytes);
-  uint64_t fill_bits;
-  std::memcpy(&fill_bits, &options_.max_fill, sizeof(fill_bits));
-  PutFixed64(out, fill_bits);
-  PutFixed32(out, options_.max_probes);
-  PutFixed64(out, static_cast<uint64_t>(max_id_seen_));
-  PutFixed32(out, static_cast<uint32_t>(tables_.size()));
-  for (const auto& t : tables_) {
-    t->EncodeMeta(out);
-    out->append(t->data(), t->bytes());
-  }
-  for (const CounterDict* dict : {&aux_, &extend_}) {
-    PutFixed64(out, dict->size());
-    dict->ForEach([&](int64_t id, const uint64_t* row) {
-      PutFixed64(out, static_cast<uint64_t>(id));
-      for (size_t i = 0; i < n; ++i) PutFixed64(out, row[i]);
-    });
-  }
-  PutFixed64(out, XXH3_64bits(out->data() + begin, out->size() - begin));
-}
-
-Status CounterSpace::DeserializeFrom(std::string_view in, std::unique_ptr<CounterSpace>* out) {
-  // The checksum first: it catches truncation and bit flips, including flips in counter
-  // bits that no structural check could see. The structural checks below still run, so
-  // a well-checksummed but malformed image is rejected too.
-  if (in.size() < sizeof(kMagic) + 4 + 8) return Truncated("header");
-  const std::string_view body = in.substr(0, in.size() - 8);
-  if (XXH3_64bits(body.data(), body.size()) != counter_coding::LoadLE64(in.data() + body.size())) {
-    return Status::Corruption("counter space: checksum mismatch");
-  }
-  Reader r(body);
-  if (std::memcmp(body.data(), kMagic, sizeof(kMagic)) != 0) {
-    return Status::Corruption("counter space: bad magic");
-  }
-  r.Skip(sizeof(kMagic));
-  uint32_t version;
-  if (!r.GetU32(&version)) return Truncated("header");
-  if (version != kFormatVersion) {
-    return Status::Corruption(fmt::format("counter space: unknown format version {}", version));
-  }
-  uint8_t nfields;
-  if (!r.GetU8(&nfields)) return Truncated("schema");
-  std::vector<std::string> specs;
-  for (unsigned i = 0; i < nfields; ++i) {
-    uint8_t len, bits;
-    std::string_view name;
-    if (!r.GetU8(&len) || !r.GetBytes(len, &name) || !r.GetU8(&bits)) return Truncated("schema");
-    specs.push_back(fmt::format("{}:{}", name, bits));
-  }
-  CounterSchema schema;
-  Status s =
-      CounterSchema::Parse(std::vector<std::string_view>(specs.begin(), specs.end()), &schema);
-  if (!s.ok()) return Status::Corruption("counter space: bad schema: " + s.message());
-  const size_t n = schema.num_fields();
-  CounterOptions opts;
-  uint64_t fill_bits, max_id;
-  if (!r.GetU64(&opts.table_bytes) || !r.GetU64(&fill_bits) || !r.GetU32(&opts.max_probes) ||
-      !r.GetU64(&max_id)) {
-    return Truncated("options");
-  }
-  std::memcpy(&opts.max_fill, &fill_bits, sizeof(fill_bits));
-  s = ValidateOptions(opts, schema.slot_bytes());
-  if (!s.ok()) return Status::Corruption("counter space: bad options: " + s.message());
-  auto space = std::make_unique<CounterSpace>(std::move(schema), opts);
-  space->max_id_seen_ = static_cast<int64_t>(max_id);
-  uint32_t ntables;
-  if (!r.GetU32(&ntables)) return Truncated("table count");
-  const size_t slot_bytes = space->schema_->slot_bytes();
-  for (uint32_t i = 0; i < ntables; ++i) {
-    std::string_view rest = r.rest();
-    CounterTableMeta meta;
-    s = CounterTable::DecodeMeta(&rest, &meta);
-    if (!s.ok()) return s;
-    r.Skip(CounterTable::kMetaBytes);
-    s = CounterTable::ValidateMeta(meta, slot_bytes);
-    if (!s.ok()) return s;
-    // Checked before FromBytes maps anything, so a forged capacity cannot make us
-    // reserve memory the input does not back.
-    std::string_view raw;
-    if (!r.GetBytes(meta.capacity * slot_bytes, &raw)) return Truncated("table slots");
-    std::unique_ptr<CounterTable> t;
-    s = CounterTable::FromBytes(space->schema_, meta, raw, &t);
-    if (!s.ok()) return s;
-    space->starts_.push_back(meta.first_id);
-    space->tables_.push_back(std::move(t));
-  }
-  for (CounterDict* dict : {&space->aux_, &space->extend_}) {
-    uint64_t count;
-    if (!r.GetU64(&count)) return Truncated("dictionary");
-    if (count > r.rest().size() / ((n + 1) * 8)) return Truncated("dictionary");
-    for (uint64_t k = 0; k < count; ++k) {
-      uint64_t id;
-      if (!r.GetU64(&id)) return Truncated("dictionary");
-      if (dict->Find(static_cast<int64_t>(id)) != nullptr) {
-        return Status::Corruption(
-            fmt::format("counter space: duplicate id {}", static_cast<int64_t>(id)));
-      }
-      uint64_t* row = dict->Insert(static_cast<int64_t>(id));
-      for (size_t f = 0; f < n; ++f) {
-        if (!r.GetU64(&row[f])) return Truncated("dictionary");
-      }
-    }
-  }
-  if (!r.rest().empty()) return Status::Corruption("counter space: trailing bytes");
-  s = space->ValidateLayout();
-  if (!s.ok()) return s;
-  *out = std::move(space);
-  return Status::OK();
 }
 
 }  // namespace feedkv

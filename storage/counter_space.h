@@ -69,6 +69,41 @@ struct CounterSpaceStats {
   uint64_t extend_table_full = 0;   // new keys whose table was full (or reserved ids)
 };
 
+// Byte streams for counter space snapshots: the RDB code adapts its own checksummed
+// streams to these; SerializeTo/DeserializeFrom use strings.
+class CounterSnapshotSink {
+ public:
+  virtual ~CounterSnapshotSink() = default;
+  virtual void Write(const char* p, size_t n) = 0;
+};
+
+class CounterSnapshotSource {
+ public:
+  virtual ~CounterSnapshotSource() = default;
+  // Reads exactly n bytes; false at the end of the input or on a read error.
+  virtual bool Read(char* p, size_t n) = 0;
+};
+
+// The string forms (SerializeTo/DeserializeFrom, tests).
+class CounterStringSink : public CounterSnapshotSink {
+ public:
+  explicit CounterStringSink(std::string* out) : out_(out) {}
+  void Write(const char* p, size_t n) override { out_->append(p, n); }
+
+ private:
+  std::string* out_;
+};
+
+class CounterStringSource : public CounterSnapshotSource {
+ public:
+  explicit CounterStringSource(std::string_view in) : in_(in) {}
+  bool Read(char* p, size_t n) override;
+  size_t remaining() const { return in_.size(); }
+
+ private:
+  std::string_view in_;
+};
+
 // Where a key lives (for tests and diagnostics).
 enum class CounterLocation { kAbsent, kTable, kAux, kExtend };
 
@@ -149,9 +184,18 @@ class CounterSpace {
   // Full consistency check: every table slot, table ranges, one place per key.
   Status Validate() const;
 
-  // Appends a self-contained snapshot (format in docs/counters.md, xxh3-checksummed).
+  // Snapshots (storage/counter_space_codec.cc; format in docs/formats.md, "Counter space
+  // snapshot"). WriteTo streams a self-contained, XXH3-checksummed image to `sink` in
+  // pieces of at most 64 KiB: each table as its non-zero 64 KiB chunks, zero runs
+  // skipped, reading only the table's touched pages. It never copies a table, only reads
+  // the space and is safe in a forked child. SerializeTo appends the same bytes.
+  void WriteTo(CounterSnapshotSink* sink) const;
   void SerializeTo(std::string* out) const;
-  // Rebuilds a space from SerializeTo output. Checks everything; Corruption on bad input.
+  // Rebuild a space from an image of format version 2 or 1 (whole tables, still read).
+  // Checks everything; Corruption on bad input (NoSpace if a table cannot be mapped).
+  // ReadFrom consumes exactly one image from `src` and verifies its checksum at the end;
+  // DeserializeFrom verifies it first and requires `in` to be exactly one image.
+  static Status ReadFrom(CounterSnapshotSource* src, std::unique_ptr<CounterSpace>* out);
   static Status DeserializeFrom(std::string_view in, std::unique_ptr<CounterSpace>* out);
 
   // f(int64_t id, std::span<const uint64_t> counters) for every key: tables in id-range
@@ -171,7 +215,7 @@ class CounterSpace {
   // Writes a new key (REQUIRES: absent everywhere) whose counters are zero except
   // `field` = value. route/probe: Route(id) and, if >= 0, that table's Lookup(id).
   void Place(int64_t id, int route, CounterTable::Probe probe, size_t field, uint64_t value);
-  // Cross-structure checks shared by Validate and DeserializeFrom.
+  // Cross-structure checks shared by Validate and ReadFrom.
   Status ValidateLayout() const;
 
   std::shared_ptr<const CounterSchema> schema_;

@@ -4,6 +4,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <bit>
 #include <cassert>
 #include <cstdlib>
 #include <cstring>
@@ -38,24 +39,7 @@ uint64_t FastRange(uint64_t h, uint64_t n) {
   return static_cast<uint64_t>((static_cast<unsigned __int128>(h) * n) >> 64);
 }
 
-void PutFixed32(std::string* out, uint32_t v) {
-  char b[4];
-  for (int i = 0; i < 4; ++i) b[i] = static_cast<char>(v >> (8 * i));
-  out->append(b, 4);
-}
-
-void PutFixed64(std::string* out, uint64_t v) {
-  char b[8];
-  counter_coding::StoreLE64(b, v);
-  out->append(b, 8);
-}
-
-uint32_t GetFixed32(const char* p) {
-  uint32_t v = 0;
-  for (int i = 0; i < 4; ++i)
-    v |= static_cast<uint32_t>(static_cast<unsigned char>(p[i])) << (8 * i);
-  return v;
-}
+using counter_coding::AllZero;
 
 }  // namespace
 
@@ -97,6 +81,7 @@ Status CounterTable::Map() {
   base_ = static_cast<char*>(std::calloc(1, bytes()));
   if (base_ == nullptr) return Status::NoSpace("counter table: out of memory");
   mapped_bytes_ = bytes();
+  touched_.assign((num_pages() + 63) / 64, 0);
   return Status::OK();
 }
 #else
@@ -116,6 +101,7 @@ Status CounterTable::Map() {
   }
   base_ = static_cast<char*>(p);
   mapped_bytes_ = len;
+  touched_.assign((num_pages() + 63) / 64, 0);
   return Status::OK();
 }
 #endif
@@ -143,14 +129,73 @@ Status CounterTable::FromBytes(std::shared_ptr<const CounterSchema> schema,
   }
   s = t->Map();
   if (!s.ok()) return s;
-  std::memcpy(t->base_, raw.data(), raw.size());
-  s = t->Scan(&t->used_, &t->tombstones_, &t->probe_sum_, &t->max_probe_seen_);
+  t->LoadNonZero(0, raw);
+  s = t->FinishLoad();
   if (!s.ok()) return s;
-  if (t->used_ > meta.max_used) {
-    return Status::Corruption("counter table: more keys than its fill limit allows");
-  }
   *out = std::move(t);
   return Status::OK();
+}
+
+char* CounterTable::LoadTarget(uint64_t offset, size_t n) {
+  assert(offset <= bytes() && n <= bytes() - offset);
+  Touch(offset, offset + n);
+  return base_ + offset;
+}
+
+void CounterTable::LoadNonZero(uint64_t offset, std::string_view raw) {
+  assert(offset % kPageBytes == 0);
+  for (uint64_t at = 0; at < raw.size(); at += kPageBytes) {
+    const size_t n = std::min<uint64_t>(kPageBytes, raw.size() - at);
+    if (!AllZero(raw.data() + at, n)) std::memcpy(LoadTarget(offset + at, n), raw.data() + at, n);
+  }
+}
+
+Status CounterTable::FinishLoad() {
+  Status s = Scan(&used_, &tombstones_, &probe_sum_, &max_probe_seen_);
+  if (!s.ok()) return s;
+  if (used_ > meta_.max_used) {
+    return Status::Corruption("counter table: more keys than its fill limit allows");
+  }
+  // Only non-zero bytes were loaded, so a key's or tombstone's slot can reach into an
+  // untouched page (zero bytes of its id or fields). Later writes to the slot (a counter,
+  // Erase's tombstone mark) must land in touched pages, so such slots are touched whole.
+  // They are the slots across the two edges of each run of touched pages.
+  std::vector<uint64_t> edges;
+  for (uint64_t p = NextPage(0, true); p < num_pages(); p = NextPage(p, true)) {
+    const uint64_t q = NextPage(p, false);
+    edges.push_back(p * kPageBytes / slot_bytes_);
+    if (q * kPageBytes < bytes()) edges.push_back((q * kPageBytes - 1) / slot_bytes_);
+    p = q;
+  }
+  for (uint64_t i : edges) {
+    if (counter_coding::LoadLE64(slot(i)) != kEmpty) Touch(i * slot_bytes_, (i + 1) * slot_bytes_);
+  }
+  return Status::OK();
+}
+
+void CounterTable::Touch(uint64_t begin, uint64_t end) {
+  if (begin >= end) return;
+  for (uint64_t p = begin / kPageBytes; p <= (end - 1) / kPageBytes; ++p) {
+    touched_[p / 64] |= uint64_t{1} << (p % 64);
+  }
+}
+
+uint64_t CounterTable::NextPage(uint64_t page, bool want) const {
+  const uint64_t pages = num_pages();
+  while (page < pages) {
+    uint64_t w = touched_[page / 64];
+    if (!want) w = ~w;
+    w &= ~uint64_t{0} << (page % 64);  // bits at or above `page`
+    if (w != 0) return std::min(pages, page / 64 * 64 + std::countr_zero(w));
+    page = (page / 64 + 1) * 64;
+  }
+  return pages;
+}
+
+uint64_t CounterTable::touched_pages() const {
+  uint64_t n = 0;
+  for (uint64_t w : touched_) n += std::popcount(w);
+  return n;
 }
 
 void CounterTable::set_last_id(int64_t last) {
@@ -197,6 +242,8 @@ char* CounterTable::Insert(int64_t id, const Probe& p) {
   if (prev == kTombstone) --tombstones_;
   // Free slots keep zero fields (Erase clears them), so only the id needs writing.
   counter_coding::StoreLE64(s, Encode(id));
+  const uint64_t at = p.slot * slot_bytes_;
+  Touch(at, at + slot_bytes_);
   ++used_;
   probe_sum_ += p.probes;
   if (p.probes > max_probe_seen_) max_probe_seen_ = p.probes;
@@ -219,37 +266,43 @@ Status CounterTable::Scan(uint64_t* used, uint64_t* tombstones, uint64_t* probe_
   *used = *tombstones = *probe_sum = 0;
   *max_probe = 0;
   const size_t field_bytes = slot_bytes_ - CounterSchema::kIdBytes;
-  for (uint64_t i = 0; i < meta_.capacity; ++i) {
-    const char* s = slot(i);
-    const uint64_t stored = counter_coding::LoadLE64(s);
-    if (stored == kEmpty || stored == kTombstone) {
-      for (size_t b = 0; b < field_bytes; ++b) {
-        if (s[CounterSchema::kIdBytes + b] != 0) {
-          return Status::Corruption(fmt::format("counter table: free slot {} has data", i));
-        }
-      }
-      if (stored == kTombstone) ++*tombstones;
-      continue;
+  Status s;
+  // All-zero slots (all of the untouched pages) are empty with zero fields: valid.
+  ForEachNonZeroSlot([&](uint64_t i) {
+    if (s.ok()) s = ScanSlot(i, field_bytes, used, tombstones, probe_sum, max_probe);
+  });
+  return s;
+}
+
+Status CounterTable::ScanSlot(uint64_t i, size_t field_bytes, uint64_t* used, uint64_t* tombstones,
+                              uint64_t* probe_sum, uint32_t* max_probe) const {
+  const char* s = slot(i);
+  const uint64_t stored = counter_coding::LoadLE64(s);
+  if (stored == kEmpty || stored == kTombstone) {
+    if (!AllZero(s + CounterSchema::kIdBytes, field_bytes)) {
+      return Status::Corruption(fmt::format("counter table: free slot {} has data", i));
     }
-    const int64_t id = Decode(stored);
-    if (!Owns(id)) {
-      return Status::Corruption(
-          fmt::format("counter table: id {} outside [{}, {}]", id, meta_.first_id, meta_.last_id));
-    }
-    if (!schema_->PaddingIsZero(s)) {
-      return Status::Corruption(fmt::format("counter table: slot {} has stray padding bits", i));
-    }
-    // Lookup returns the first match along the sequence: any other slot means the key is
-    // unreachable (an empty slot before it) or duplicated (an earlier copy).
-    const Probe p = Lookup(id);
-    if (!p.found || p.slot != i) {
-      return Status::Corruption(
-          fmt::format("counter table: id {} in slot {} is duplicated or unreachable", id, i));
-    }
-    ++*used;
-    *probe_sum += p.probes;
-    if (p.probes > *max_probe) *max_probe = p.probes;
+    if (stored == kTombstone) ++*tombstones;
+    return Status::OK();
   }
+  const int64_t id = Decode(stored);
+  if (!Owns(id)) {
+    return Status::Corruption(
+        fmt::format("counter table: id {} outside [{}, {}]", id, meta_.first_id, meta_.last_id));
+  }
+  if (!schema_->PaddingIsZero(s)) {
+    return Status::Corruption(fmt::format("counter table: slot {} has stray padding bits", i));
+  }
+  // Lookup returns the first match along the sequence: any other slot means the key is
+  // unreachable (an empty slot before it) or duplicated (an earlier copy).
+  const Probe p = Lookup(id);
+  if (!p.found || p.slot != i) {
+    return Status::Corruption(
+        fmt::format("counter table: id {} in slot {} is duplicated or unreachable", id, i));
+  }
+  ++*used;
+  *probe_sum += p.probes;
+  if (p.probes > *max_probe) *max_probe = p.probes;
   return Status::OK();
 }
 
@@ -263,17 +316,25 @@ Status CounterTable::Validate() const {
     return Status::Corruption("counter table: cached counters disagree with the slots");
   }
   if (used_ > meta_.max_used) return Status::Corruption("counter table: over its fill limit");
+  for (uint64_t p = NextPage(0, false); p < num_pages(); p = NextPage(p + 1, false)) {
+    const uint64_t at = p * kPageBytes;
+    if (!AllZero(base_ + at, std::min<uint64_t>(kPageBytes, bytes() - at))) {
+      return Status::Corruption(fmt::format("counter table: untouched page {} has data", p));
+    }
+  }
   return Status::OK();
 }
 
 void CounterTable::EncodeMeta(std::string* out) const {
-  PutFixed64(out, static_cast<uint64_t>(meta_.first_id));
-  PutFixed64(out, static_cast<uint64_t>(meta_.last_id));
-  PutFixed64(out, meta_.capacity);
-  PutFixed32(out, meta_.max_probes);
-  PutFixed64(out, meta_.max_used);
-  PutFixed64(out, meta_.seed1);
-  PutFixed64(out, meta_.seed2);
+  using counter_coding::PutLE32;
+  using counter_coding::PutLE64;
+  PutLE64(out, static_cast<uint64_t>(meta_.first_id));
+  PutLE64(out, static_cast<uint64_t>(meta_.last_id));
+  PutLE64(out, meta_.capacity);
+  PutLE32(out, meta_.max_probes);
+  PutLE64(out, meta_.max_used);
+  PutLE64(out, meta_.seed1);
+  PutLE64(out, meta_.seed2);
 }
 
 Status CounterTable::DecodeMeta(std::string_view* in, CounterTableMeta* meta) {
@@ -282,7 +343,7 @@ Status CounterTable::DecodeMeta(std::string_view* in, CounterTableMeta* meta) {
   meta->first_id = static_cast<int64_t>(counter_coding::LoadLE64(p));
   meta->last_id = static_cast<int64_t>(counter_coding::LoadLE64(p + 8));
   meta->capacity = counter_coding::LoadLE64(p + 16);
-  meta->max_probes = GetFixed32(p + 24);
+  meta->max_probes = counter_coding::LoadLE32(p + 24);
   meta->max_used = counter_coding::LoadLE64(p + 28);
   meta->seed1 = counter_coding::LoadLE64(p + 36);
   meta->seed2 = counter_coding::LoadLE64(p + 44);

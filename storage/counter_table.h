@@ -14,14 +14,21 @@
 // h1 = fastrange(XXH3(id, seed1), capacity), h2 = 1 + fastrange(XXH3(id, seed2), capacity-1)
 // and a prime capacity, so every h2 is coprime with it; a probe stops at an empty slot
 // or after max_probes steps.
+//
+// Touched pages: the table remembers which kPageBytes pages of its slot bytes were ever
+// written (a slot overlapping them inserted, or bytes loaded into them); every other
+// page is all zero. Scans (ForEachUsed, validation on load) and snapshots visit touched
+// pages only, so their cost follows the keys, not the size of the table (1 GiB default).
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <limits>
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "storage/counter_schema.h"
 #include "storage/status.h"
@@ -51,6 +58,8 @@ class CounterTable {
   static constexpr uint64_t kDefaultSeed2 = 0xc2b2ae3d27d4eb4fULL;
   // Encoded size of CounterTableMeta (EncodeMeta).
   static constexpr size_t kMetaBytes = 8 + 8 + 8 + 4 + 8 + 8 + 8;
+  // Granularity of touched-page tracking (a fixed 4 KiB, whatever the host's page size).
+  static constexpr size_t kPageBytes = 4096;
 
   // The largest prime number of slots of `slot_bytes` that fits in `table_bytes`, or 0
   // when fewer than kMinCapacity slots fit.
@@ -65,8 +74,20 @@ class CounterTable {
   // A table adopting a copy of `raw` (capacity * slot_bytes bytes, as data() returned).
   // Validates every slot: ids in range and reachable by their probe sequence, no
   // duplicates, padding and the fields of free slots zero. Corruption on bad input.
+  // All-zero pages of `raw` are not copied (they cost no RSS and stay untouched).
   static Status FromBytes(std::shared_ptr<const CounterSchema> schema, const CounterTableMeta& meta,
                           std::string_view raw, std::unique_ptr<CounterTable>* out);
+
+  // Loading in pieces (snapshot readers): Create a table, write its slot bytes through
+  // LoadTarget, then FinishLoad validates every touched slot as FromBytes does and sets
+  // the counters. Use only between Create and FinishLoad, on a table no key was
+  // inserted into. LoadTarget marks the pages of [offset, offset + n) touched and
+  // returns where to write them. REQUIRES: offset + n <= bytes().
+  char* LoadTarget(uint64_t offset, size_t n);
+  // Copies `raw` to [offset, offset + raw.size()) except its all-zero pages, which stay
+  // untouched. REQUIRES: offset a multiple of kPageBytes, within bytes().
+  void LoadNonZero(uint64_t offset, std::string_view raw);
+  Status FinishLoad();
 
   ~CounterTable();
   CounterTable(const CounterTable&) = delete;
@@ -97,6 +118,21 @@ class CounterTable {
   size_t bytes() const { return meta_.capacity * slot_bytes_; }
   // Bytes reserved from the OS for the slots (bytes() rounded up to whole pages).
   size_t mapped_bytes() const { return mapped_bytes_; }
+
+  // Touched pages (see the file comment): page p covers bytes [p, p + 1) * kPageBytes of
+  // data(); an untouched page is all zero.
+  uint64_t num_pages() const { return (bytes() + kPageBytes - 1) / kPageBytes; }
+  bool page_touched(uint64_t page) const { return (touched_[page / 64] >> (page % 64)) & 1; }
+  // The first page at or after `page` that is touched (want = true) or untouched
+  // (want = false); num_pages() if none.
+  uint64_t NextPage(uint64_t page, bool want) const;
+  uint64_t touched_pages() const;
+  // Heap bytes of the touched-page bitmap (32 KiB per GiB of slots).
+  size_t tracking_bytes() const { return touched_.capacity() * sizeof(uint64_t); }
+  // Calls f(first_slot, end_slot) for disjoint, increasing runs of slots that cover
+  // every slot overlapping a touched page. Slots outside them are all zero.
+  template <class F>
+  void ForEachTouchedSlotRange(F&& f) const;
 
   // Mean probes per key (1 = found at its home slot) and the longest probe an insert has
   // needed (a high-water mark: erasing that key does not lower it).
@@ -129,12 +165,13 @@ class CounterTable {
   // The probe sequence of id: home slot h1 and step h2. Exposed for tests and tools.
   void ProbeStart(int64_t id, uint64_t* home, uint64_t* step) const;
 
-  // Calls f(int64_t id, const char* slot) for every key, in slot order.
+  // Calls f(int64_t id, const char* slot) for every key, in slot order. Visits touched
+  // pages only.
   template <class F>
   void ForEachUsed(F&& f) const;
 
   // Re-checks every slot and the cached counters (used, tombstones, probe sums) against
-  // the slots. O(capacity * probes); for tests and after loading.
+  // the slots, and that untouched pages are zero. O(capacity * probes); for tests.
   Status Validate() const;
 
   // Appends meta as kMetaBytes little-endian bytes; DecodeMeta consumes them from *in.
@@ -148,8 +185,15 @@ class CounterTable {
 
   CounterTable(std::shared_ptr<const CounterSchema> schema, const CounterTableMeta& meta);
   Status Map();
+  void Touch(uint64_t begin, uint64_t end);  // marks the pages of bytes [begin, end)
+  // f(slot index) for every slot with a non-zero byte, in order (all-zero slots are
+  // empty slots with zero fields: valid, and skipped 8 bytes at a time).
+  template <class F>
+  void ForEachNonZeroSlot(F&& f) const;
   // Recomputes the counters from the slots, validating them; Corruption on a bad slot.
   Status Scan(uint64_t* used, uint64_t* tombstones, uint64_t* probe_sum, uint32_t* max_probe) const;
+  Status ScanSlot(uint64_t i, size_t field_bytes, uint64_t* used, uint64_t* tombstones,
+                  uint64_t* probe_sum, uint32_t* max_probe) const;
 
   static uint64_t Encode(int64_t id) { return static_cast<uint64_t>(id) ^ kSignFlip; }
   static int64_t Decode(uint64_t stored) { return static_cast<int64_t>(stored ^ kSignFlip); }
@@ -159,6 +203,7 @@ class CounterTable {
   size_t slot_bytes_;
   char* base_ = nullptr;
   size_t mapped_bytes_ = 0;
+  std::vector<uint64_t> touched_;  // one bit per kPageBytes page of the slots
   uint64_t used_ = 0;
   uint64_t tombstones_ = 0;
   uint64_t probe_sum_ = 0;  // sum over keys of the probe number of their slot
@@ -166,12 +211,41 @@ class CounterTable {
 };
 
 template <class F>
+void CounterTable::ForEachTouchedSlotRange(F&& f) const {
+  const uint64_t pages = num_pages();
+  uint64_t done = 0;  // slots below this were reported
+  for (uint64_t p = NextPage(0, true); p < pages; p = NextPage(p, true)) {
+    const uint64_t q = NextPage(p, false);
+    const uint64_t first = std::max(done, p * kPageBytes / slot_bytes_);
+    const uint64_t end =
+        std::min<uint64_t>(meta_.capacity, (q * kPageBytes + slot_bytes_ - 1) / slot_bytes_);
+    if (first < end) f(first, end);
+    done = std::max(done, end);
+    p = q;
+  }
+}
+
+template <class F>
+void CounterTable::ForEachNonZeroSlot(F&& f) const {
+  ForEachTouchedSlotRange([&](uint64_t first, uint64_t end) {
+    const uint64_t end_byte = end * slot_bytes_;
+    for (uint64_t at = first * slot_bytes_; at < end_byte;) {
+      at += counter_coding::FindNonZero(base_ + at, end_byte - at);
+      if (at >= end_byte) break;
+      const uint64_t i = at / slot_bytes_;
+      f(i);
+      at = (i + 1) * slot_bytes_;
+    }
+  });
+}
+
+template <class F>
 void CounterTable::ForEachUsed(F&& f) const {
-  for (uint64_t i = 0; i < meta_.capacity; ++i) {
+  ForEachNonZeroSlot([&](uint64_t i) {
     const char* s = slot(i);
     const uint64_t stored = counter_coding::LoadLE64(s);
     if (stored != kEmpty && stored != kTombstone) f(Decode(stored), s);
-  }
+  });
 }
 
 }  // namespace feedkv

@@ -21,7 +21,10 @@
 //                           kEntryInteger  i64
 //                           kEntryObject   u8 ValueType, blob of Object::SerializeTo
 //                       closed by tag kEntryEnd; keys/expires must match.
-//     kSectionCounters  varint n, n x (string name, blob of CounterSpace::SerializeTo)
+//     kSectionCounters  varint n, n x (string name, u8 kCounterStream, the image
+//                       CounterSpace::WriteTo streams: self-delimiting, sparse).
+//                       Version 1 files hold (string name, blob of a counter space
+//                       image of format 1) instead; readers accept both.
 //   A blob is u8 0 + string, or (rdbcompression, >= 4 KiB) u8 1 + varint
 //   length + runs of (varint n, n literal bytes, varint zero-run length).
 //   End: u8 kSectionEnd, u64 XXH64 of every byte of the file before it.
@@ -36,7 +39,9 @@
 namespace feedkv::rdb {
 
 inline constexpr std::string_view kMagic = "FEEDKVDB";
-inline constexpr uint32_t kRdbVersion = 1;
+// 2: counter spaces streamed (kCounterStream) in the sparse image format 2.
+// 1: counter spaces as blobs of whole-table images; still read.
+inline constexpr uint32_t kRdbVersion = 2;
 inline constexpr size_t kHeaderSize = 64;
 
 inline constexpr uint8_t kSectionAux = 0x01;
@@ -49,6 +54,9 @@ inline constexpr uint8_t kEntryString = 0x01;
 inline constexpr uint8_t kEntryInteger = 0x02;
 inline constexpr uint8_t kEntryObject = 0x03;
 inline constexpr uint8_t kHasExpire = 0x80;
+
+// Counters section: what follows a space's name. Blob encodings are 0 and 1.
+inline constexpr uint8_t kCounterStream = 0x02;
 
 // What the header says.
 struct Header {

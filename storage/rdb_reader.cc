@@ -22,6 +22,16 @@ uint64_t Load64(const char* p) {
 // Largest string the reader accepts (a value, key or blob).
 constexpr uint64_t kMaxString = 1ull << 36;
 
+// Lets CounterSpace::ReadFrom read (and so checksum) straight from the snapshot.
+class CounterSourceAdapter : public CounterSnapshotSource {
+ public:
+  explicit CounterSourceAdapter(RdbSource* src) : src_(src) {}
+  bool Read(char* p, size_t n) override { return src_->Read(p, n); }
+
+ private:
+  RdbSource* src_;
+};
+
 class Reader {
  public:
   Reader(RdbSource* src, int max_dbs, Visitor* v, LoadStats* st)
@@ -159,10 +169,23 @@ class Reader {
     if (!src_->GetVarint(&n)) return Bad("bad counter space count");
     std::string name, scratch;
     for (uint64_t i = 0; i < n; i++) {
-      std::string_view blob;
+      uint8_t form;
       if (!src_->GetString(&name, 1 << 20)) return Bad("bad counter space name");
-      if (!src_->GetBlob(&blob, kMaxString, &scratch)) return Bad("bad counter space body");
-      Status s = v_->OnCounterSpace(name, blob);
+      if (!src_->GetU8(&form)) return Bad("bad counter space body");
+      std::unique_ptr<CounterSpace> space;
+      Status s;
+      if (form == kCounterStream) {
+        CounterSourceAdapter in(src_);
+        s = CounterSpace::ReadFrom(&in, &space);
+      } else {
+        // Version 1 files: a blob holding a whole-table image.
+        std::string_view blob;
+        if (!src_->GetBlobBody(form, &blob, kMaxString, &scratch)) {
+          return Bad("bad counter space body");
+        }
+        s = CounterSpace::DeserializeFrom(blob, &space);
+      }
+      if (s.ok()) s = v_->OnCounterSpace(name, std::move(space));
       if (!s.ok()) {
         return Status::Corruption(fmt::format("counter space '{}' before offset {}: {}", name,
                                               src_->offset(), s.message()));
@@ -274,13 +297,10 @@ Status DatasetLoader::OnObject(std::string_view key, ValueType type, std::string
   return Status::OK();
 }
 
-Status DatasetLoader::OnCounterSpace(std::string_view name, std::string_view bytes) {
+Status DatasetLoader::OnCounterSpace(std::string_view name, std::unique_ptr<CounterSpace> space) {
   for (const auto& [n, sp] : counter_spaces_) {
     if (n == name) return Status::Corruption("duplicate counter space");
   }
-  std::unique_ptr<CounterSpace> space;
-  Status s = CounterSpace::DeserializeFrom(bytes, &space);
-  if (!s.ok()) return s;
   counter_spaces_.emplace_back(std::string(name), std::move(space));
   return Status::OK();
 }
@@ -305,11 +325,9 @@ Status ValidatingVisitor::OnObject(std::string_view, ValueType type, std::string
   return s;
 }
 
-Status ValidatingVisitor::OnCounterSpace(std::string_view, std::string_view bytes) {
-  std::unique_ptr<CounterSpace> space;
-  Status s = CounterSpace::DeserializeFrom(bytes, &space);
-  if (s.ok()) counter_spaces++;
-  return s;
+Status ValidatingVisitor::OnCounterSpace(std::string_view, std::unique_ptr<CounterSpace>) {
+  counter_spaces++;
+  return Status::OK();
 }
 
 }  // namespace feedkv::rdb

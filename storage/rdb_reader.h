@@ -36,7 +36,8 @@ class Visitor {
   virtual Status OnInteger(std::string_view key, int64_t value, int64_t expire_ms) = 0;
   virtual Status OnObject(std::string_view key, ValueType type, std::string_view bytes,
                           int64_t expire_ms) = 0;
-  virtual Status OnCounterSpace(std::string_view name, std::string_view bytes) = 0;
+  // A decoded and validated counter space.
+  virtual Status OnCounterSpace(std::string_view name, std::unique_ptr<CounterSpace> space) = 0;
 };
 
 struct LoadStats {
@@ -69,7 +70,7 @@ class DatasetLoader : public Visitor {
   Status OnInteger(std::string_view key, int64_t value, int64_t expire_ms) override;
   Status OnObject(std::string_view key, ValueType type, std::string_view bytes,
                   int64_t expire_ms) override;
-  Status OnCounterSpace(std::string_view name, std::string_view bytes) override;
+  Status OnCounterSpace(std::string_view name, std::unique_ptr<CounterSpace> space) override;
 
   std::vector<std::pair<std::string, std::unique_ptr<CounterSpace>>>& counter_spaces() {
     return counter_spaces_;
@@ -93,7 +94,7 @@ class ValidatingVisitor : public Visitor {
   Status OnInteger(std::string_view, int64_t, int64_t) override { return Count(); }
   Status OnObject(std::string_view key, ValueType type, std::string_view bytes,
                   int64_t expire_ms) override;
-  Status OnCounterSpace(std::string_view name, std::string_view bytes) override;
+  Status OnCounterSpace(std::string_view name, std::unique_ptr<CounterSpace> space) override;
 
   std::vector<std::pair<std::string, std::string>> aux;
   std::vector<std::pair<int, uint64_t>> db_keys;  // (db, keys)

@@ -251,7 +251,11 @@ bool RdbSource::GetStringView(std::string_view* s, uint64_t max_len, std::string
 
 bool RdbSource::GetBlob(std::string_view* blob, uint64_t max_len, std::string* scratch) {
   uint8_t enc;
-  if (!GetU8(&enc)) return false;
+  return GetU8(&enc) && GetBlobBody(enc, blob, max_len, scratch);
+}
+
+bool RdbSource::GetBlobBody(uint8_t enc, std::string_view* blob, uint64_t max_len,
+                            std::string* scratch) {
   if (enc == 0) return GetStringView(blob, max_len, scratch);
   if (enc != 1) return false;
   uint64_t total;

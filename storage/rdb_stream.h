@@ -85,6 +85,8 @@ class RdbSource {
   bool GetString(std::string* s, uint64_t max_len);
   // Reads PutBlob's form. The view is valid until the next call.
   bool GetBlob(std::string_view* blob, uint64_t max_len, std::string* scratch);
+  // The same after its encoding byte `enc` was read by the caller.
+  bool GetBlobBody(uint8_t enc, std::string_view* blob, uint64_t max_len, std::string* scratch);
   // Returns a view valid until the next call (no copy when possible).
   bool GetStringView(std::string_view* s, uint64_t max_len, std::string* scratch);
 

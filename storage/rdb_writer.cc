@@ -10,6 +10,16 @@ namespace feedkv::rdb {
 
 namespace {
 
+// Streams a counter space image straight into the snapshot (no copy of its tables).
+class CounterSinkAdapter : public CounterSnapshotSink {
+ public:
+  explicit CounterSinkAdapter(RdbSink* sink) : sink_(sink) {}
+  void Write(const char* p, size_t n) override { sink_->Write(p, n); }
+
+ private:
+  RdbSink* sink_;
+};
+
 void WriteHeader(const Header& h, RdbSink* sink) {
   std::string b(kHeaderSize, '\0');
   auto put64 = [&](size_t off, uint64_t v) {
@@ -84,14 +94,16 @@ Status WriteSnapshot(const SnapshotSource& src, RdbSink* sink, SaveStats* stats)
     if (!sink->status().ok()) return sink->status();
   }
 
+  // Counter spaces are sparse by format (non-zero chunks, zero runs skipped), so
+  // rdbcompression does not apply to them.
   sink->BeginSection(kSectionCounters);
   sink->PutVarint(src.counter_spaces.size());
-  std::string blob;
   for (const auto& [name, space] : src.counter_spaces) {
-    blob.clear();
-    space->SerializeTo(&blob);
     sink->PutString(name);
-    sink->PutBlob(blob, src.compress);
+    sink->PutU8(kCounterStream);
+    CounterSinkAdapter adapter(sink);
+    space->WriteTo(&adapter);
+    if (!sink->status().ok()) return sink->status();
   }
   sink->EndSection();
 

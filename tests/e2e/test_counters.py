@@ -59,3 +59,57 @@ def test_errors_change_nothing(r):
     assert r.execute_command("COUNTER.GET", "post", 1, "read") == [str(2**64 - 1)]
     with pytest.raises(redis.ResponseError, match="different schema"):
         r.execute_command("COUNTER.CREATE", "post", "like:8")
+
+
+def test_default_size_table_saves_sparsely_and_survives_restart(tmp_path):
+    """A default-size counter table (1 GiB) with a few touched ids is saved as its keys,
+    not its size, by SAVE, BGSAVE and DEBUG RELOAD, and loads back after a restart
+    (docs/formats.md, "Counter space snapshot")."""
+    import os
+    import time
+
+    from persist_util import Server, kill_all, run_tool, wait_until
+
+    srv = Server(tmp_path / "data", appendonly=False)  # the default counter-table-size
+    try:
+        srv.start()
+        c = srv.client()
+        create(c)
+        ids = [1_700_000_000_000 + i * 7919 for i in range(2000)]
+        with c.pipeline(transaction=False) as p:
+            for i, post in enumerate(ids):
+                p.execute_command("COUNTER.INCRBY", "post", post, "like", i + 1)
+            p.execute_command("COUNTER.INCRBY", "post", ids[0], "read", 7)
+            p.execute()
+        info = c.execute_command("COUNTER.INFO", "post")
+        tables = dict(zip(info[::2], info[1::2]))["tables"]
+        assert len(tables) == 1
+        digest = c.execute_command("DEBUG", "DIGEST")
+        t0 = time.monotonic()
+        assert c.save()
+        save_s = time.monotonic() - t0
+        rdb = os.path.join(srv.dir, "dump.rdb")
+        size = os.path.getsize(rdb)
+        assert size < 10 * 1024 * 1024, f"dump.rdb is {size} bytes"
+        r = run_tool("feedkv-check-rdb", rdb)
+        assert r.returncode == 0, r.stdout + r.stderr
+        assert c.bgsave()
+        wait_until(lambda: srv.info()["rdb_bgsave_in_progress"] == 0, what="bgsave")
+        assert srv.info()["rdb_last_bgsave_status"] == "ok"
+        assert os.path.getsize(rdb) < 10 * 1024 * 1024
+        assert c.execute_command("DEBUG", "RELOAD") == "OK"
+        assert c.execute_command("DEBUG", "DIGEST") == digest
+        srv.stop()
+        t0 = time.monotonic()
+        srv.start()
+        restart_s = time.monotonic() - t0
+        c = srv.client()
+        assert c.execute_command("DEBUG", "DIGEST") == digest
+        assert c.execute_command("COUNTER.GET", "post", ids[0], "like", "read") == [1, 7]
+        assert c.execute_command("COUNTER.GET", "post", ids[-1], "like") == [2000]
+        assert c.execute_command("COUNTER.GET", "post", 12345, "like") == [0]
+        # Seconds before the sparse format (a 1 GiB image); generous for loaded CI hosts.
+        assert save_s < 3 and restart_s < 5, (save_s, restart_s)
+    finally:
+        srv.stop()
+        kill_all()

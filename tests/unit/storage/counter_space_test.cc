@@ -491,7 +491,7 @@ TEST(CounterSpace, DeserializeOfResealedFlipsNeverCrashes) {
   }
 }
 
-// Byte offsets in a snapshot of schema "a:5 b:7" (see docs/counters.md).
+// Byte offsets in a snapshot of schema "a:5 b:7" (see docs/formats.md).
 constexpr size_t kSchemaEnd = 8 + 4 + 1 + (1 + 1 + 1) * 2;
 constexpr size_t kTableCountAt = kSchemaEnd + 8 + 8 + 4 + 8;
 
@@ -512,8 +512,11 @@ TEST(CounterSpace, DeserializeRejectsStructuralErrors) {
   bad[0] = 'X';
   expect_corrupt(bad, "magic");
   bad = snap;
-  bad[8] = 2;
+  bad[8] = 3;
   expect_corrupt(bad, "version");
+  bad = snap;
+  bad[8] = 0;
+  expect_corrupt(bad, "version 0");
   bad = snap;
   bad[12] = 0;
   expect_corrupt(bad, "zero fields");
@@ -542,7 +545,8 @@ TEST(CounterSpace, DeserializeRejectsStructuralErrors) {
   bad = snap;
   bad[kTableCountAt - 8] = 10;  // max_id_seen 10 < id 60
   expect_corrupt(bad, "max id");
-  const size_t aux_at = table_at + CounterTable::kMetaBytes + 7 * 10;
+  // Tail: aux count, one aux entry (id + 2 counters), extend count, checksum.
+  const size_t aux_at = snap.size() - 8 - 8 - 3 * 8 - 8;
   ASSERT_EQ(counter_coding::LoadLE64(snap.data() + aux_at), 1u);
   bad = snap;
   counter_coding::StoreLE64(bad.data() + aux_at + 8, 50);  // aux id = a table id

@@ -3,6 +3,9 @@
 // snapshot is detected.
 #include <gtest/gtest.h>
 
+#include <xxhash.h>
+
+#include <cstring>
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -160,8 +163,71 @@ TEST(RdbRoundTrip, DigestDependsOnContentNotOrder) {
   EXPECT_NE(a.Digest(), c.Digest()) << "the db number is part of the digest";
 }
 
+// A default-size counter table (1 GiB) with a few keys is written as its keys, not its
+// size, and loads back (docs/formats.md, "Counter space snapshot").
+TEST(RdbCounters, DefaultSizeTableIsSparseOnDisk) {
+  Dataset a;
+  CounterSchema schema;
+  ASSERT_TRUE(CounterSchema::ParseString("repost:20 comment:20 like:24 read:32", &schema).ok());
+  auto space = std::make_unique<CounterSpace>(schema, CounterOptions{});
+  uint64_t v;
+  for (int64_t i = 0; i < 1000; i++) {
+    ASSERT_TRUE(space->IncrBy(1700000000000 + i * 7919, i % 4, i + 1, &v).ok());
+  }
+  ASSERT_EQ(space->table(0).bytes() >> 20, 1023u);
+  a.spaces["post"] = std::move(space);
+  std::string snap = Snapshot(a);
+  EXPECT_LT(snap.size(), 64u * 1024);
+  Dataset b;
+  Header h;
+  ASSERT_TRUE(Load(snap, &b, &h).ok());
+  EXPECT_EQ(h.version, kRdbVersion);
+  EXPECT_EQ(a.Digest(), b.Digest());
+  EXPECT_LE(b.spaces["post"]->table(0).touched_pages(), 2000u);
+}
+
+// Version 1 files hold each counter space as a blob of its image; they still load.
+TEST(RdbCounters, VersionOneBlobFormStillLoads) {
+  Dataset a;
+  Fill(&a);
+  for (bool compress : {false, true}) {
+    std::string image;
+    a.spaces["post"]->SerializeTo(&image);
+    std::string file;
+    RdbSink sink(&file);
+    std::string header(kHeaderSize, '\0');
+    std::memcpy(header.data(), kMagic.data(), kMagic.size());
+    header[8] = 1;  // version 1
+    const uint64_t hh = XXH64(header.data(), 56, 0);
+    for (int i = 0; i < 8; i++) header[56 + i] = static_cast<char>(hh >> (8 * i));
+    sink.Write(header.data(), header.size());
+    sink.BeginSection(kSectionCounters);
+    sink.PutVarint(1);
+    sink.PutString("post");
+    sink.PutBlob(image, compress);
+    sink.EndSection();
+    ASSERT_TRUE(sink.Finish().ok());
+    Dataset b;
+    Header h;
+    Status s = Load(file, &b, &h);
+    ASSERT_TRUE(s.ok()) << s.ToString();
+    EXPECT_EQ(h.version, 1u);
+    ASSERT_TRUE(b.spaces.count("post"));
+    Dataset only;
+    only.spaces["post"] = std::move(a.spaces["post"]);
+    EXPECT_EQ(only.Digest(), b.Digest());
+    a.spaces["post"] = std::move(only.spaces["post"]);
+  }
+}
+
 TEST(RdbCorruption, EverySingleByteFlipIsDetected) {
   Dataset a;
+  CounterSchema schema;
+  ASSERT_TRUE(CounterSchema::ParseString("a:5 b:7", &schema).ok());
+  auto space = std::make_unique<CounterSpace>(schema, CounterOptions{4096, 0.9, 8});
+  uint64_t v;
+  for (int64_t id = 1; id <= 20; id++) ASSERT_TRUE(space->IncrBy(id * 101, 0, id, &v).ok());
+  a.spaces["c"] = std::move(space);
   a.dbs[0]->SetString("k", "value", kFuture, false);
   a.dbs[1]->SetString("n", "7", kNoExpire, false);
   std::unique_ptr<SetValue> set;
