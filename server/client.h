@@ -41,7 +41,7 @@ struct Client {
   bool close_after_reply = false;
   bool no_evict = false;
   bool monitor = false;
-  std::string last_command;
+  const CommandSpec* last_command = nullptr;  // CLIENT LIST cmd=: a table row
   // The AOF offset this client's last write must reach on disk before its
   // replies may be sent (appendfsync always); 0 when nothing is pending.
   uint64_t reply_barrier = 0;

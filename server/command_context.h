@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <initializer_list>
 #include <span>
 #include <string>
 #include <string_view>
@@ -43,9 +44,12 @@ class CommandContext {
   void Error(std::string_view msg);
   void SyntaxError() { Error(protocol::err::kSyntax); }
   // For container commands (CONFIG, CLIENT...): Redis's text for a known
-  // subcommand with the wrong arguments, or for an unknown one.
+  // subcommand with arguments its handler refuses, or for an unknown one.
   void SubcommandError();
   void WrongType() { Error(protocol::err::kWrongType); }
+  // Redis's addReplyHelp for a container's HELP subcommand: a header line
+  // naming the container, `lines`, then HELP itself.
+  void ReplyHelp(std::initializer_list<std::string_view> lines);
   bool failed() const { return failed_; }
 
   // Parses argument i as an int64; on failure replies Redis's error and

@@ -9,6 +9,22 @@
 
 namespace feedkv::server {
 
+namespace {
+
+// "CONFIG" for a command, "CONFIG GET" for a subcommand.
+std::string Row(const CommandSpec& s) {
+  std::string flags;
+  for (auto f : FlagNames(s.flags)) flags += (flags.empty() ? "" : " ") + std::string(f);
+  std::string name(s.name);
+  for (char& c : name) c = c == '|' ? ' ' : static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  return fmt::format("| {} | {} | {} | {} | {} |\n", name, s.arity, flags,
+                     s.first_key > 0 ? fmt::format("{},{},{}", s.first_key, s.last_key, s.key_step)
+                                     : std::string("-"),
+                     s.summary);
+}
+
+}  // namespace
+
 std::string CommandsMarkdown(const CommandTable& table) {
   std::map<std::string, std::vector<const CommandSpec*>> by_group;
   for (const CommandSpec* s : table.all()) by_group[std::string(s->group)].push_back(s);
@@ -16,20 +32,15 @@ std::string CommandsMarkdown(const CommandTable& table) {
       "# Commands\n\n"
       "Generated from the command table by `feedkv-server --commands-markdown`; the ctest\n"
       "`docs_commands` fails when this file and the table differ. Arity follows Redis: N means\n"
-      "exactly N arguments including the name, -N at least N. Keys gives first,last,step.\n";
+      "exactly N arguments including the name, -N at least N. Keys gives first,last,step.\n"
+      "A container command (CONFIG, CLIENT, ...) is followed by its subcommands, each with its\n"
+      "own arity (counting the container's name) and flags.\n";
   for (const auto& [group, specs] : by_group) {
     out += fmt::format("\n## {}\n\n| command | arity | flags | keys | summary |\n|---|---|---|---|---|\n",
                        group);
     for (const CommandSpec* s : specs) {
-      std::string flags;
-      for (auto f : FlagNames(s->flags)) flags += (flags.empty() ? "" : " ") + std::string(f);
-      std::string name(s->name);
-      for (char& c : name) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-      if (!s->subcommands.empty()) name += fmt::format(" ({})", s->subcommands);
-      out += fmt::format("| {} | {} | {} | {} | {} |\n", name, s->arity, flags,
-                         s->first_key > 0 ? fmt::format("{},{},{}", s->first_key, s->last_key, s->key_step)
-                                          : std::string("-"),
-                         s->summary);
+      out += Row(*s);
+      for (const CommandSpec& sub : s->subs()) out += Row(sub);
     }
   }
   return out;

@@ -1,18 +1,48 @@
 #include "server/command_table.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cstdio>
 #include <cstdlib>
 
 namespace feedkv::server {
 
 namespace {
+
 std::string Lower(std::string_view s) {
   std::string r(s);
   for (char& c : r) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   return r;
 }
+
+// `lower` is lower case already.
+bool EqualsLower(std::string_view s, std::string_view lower) {
+  if (s.size() != lower.size()) return false;
+  for (size_t i = 0; i < s.size(); i++) {
+    if (std::tolower(static_cast<unsigned char>(s[i])) != lower[i]) return false;
+  }
+  return true;
+}
+
+[[noreturn]] void BadDeclaration(const char* what, std::string_view name) {
+  std::fprintf(stderr, "%s: %.*s\n", what, static_cast<int>(name.size()), name.data());
+  std::abort();
+}
+
+bool BadKeys(int arity, int first_key, int last_key, int key_step) {
+  return first_key < 0 || (first_key == 0 && last_key != 0) || (first_key > 0 && key_step <= 0) ||
+         (arity > 0 && first_key >= arity);
+}
+
 }  // namespace
+
+const CommandSpec* CommandSpec::FindSubcommand(std::string_view sub) const {
+  for (const CommandSpec& s : sub_rows) {
+    // s.name is "container|sub": compare the part after the bar.
+    if (EqualsLower(sub, s.name.substr(name.size() + 1))) return &s;
+  }
+  return nullptr;
+}
 
 CommandTable::CommandTable() {
   const std::span<const CommandSpec> families[] = {
@@ -21,26 +51,53 @@ CommandTable::CommandTable() {
       StringCommands(),     TransactionCommands(), SetCommands(),      LongSetCommands(),
       CounterCommands(),    PersistenceCommands(),
   };
+  size_t total = 0;
+  for (auto family : families) {
+    for (const CommandSpec& spec : family) total += 1 + spec.subcommands.size();
+  }
+  rows_.reserve(total);
   for (auto family : families) {
     for (const CommandSpec& spec : family) {
-      bool bad_keys = spec.first_key < 0 || (spec.first_key == 0 && spec.last_key != 0) ||
-                      (spec.first_key > 0 && spec.key_step <= 0) ||
-                      (spec.arity > 0 && spec.first_key >= spec.arity);
-      if (spec.name != Lower(spec.name) || spec.handler == nullptr || bad_keys) {
-        std::fprintf(stderr, "bad command declaration: %.*s\n", static_cast<int>(spec.name.size()),
-                     spec.name.data());
-        std::abort();
+      if (spec.name != Lower(spec.name) || spec.handler == nullptr ||
+          spec.name.find('|') != std::string_view::npos ||
+          BadKeys(spec.arity, spec.first_key, spec.last_key, spec.key_step)) {
+        BadDeclaration("bad command declaration", spec.name);
       }
-      if (!by_name_.emplace(std::string(spec.name), &spec).second) {
-        std::fprintf(stderr, "duplicate command: %.*s\n", static_cast<int>(spec.name.size()),
-                     spec.name.data());
-        std::abort();
+      CommandSpec& row = rows_.emplace_back(spec);
+      row.parent = nullptr;
+      row.sub_rows = {};
+      row.id = static_cast<uint32_t>(rows_.size() - 1);
+      if (!by_name_.emplace(std::string(spec.name), &row).second) {
+        BadDeclaration("duplicate command", spec.name);
       }
-      all_.push_back(&spec);
+      all_.push_back(&row);
     }
   }
-  std::sort(all_.begin(), all_.end(),
-            [](const CommandSpec* a, const CommandSpec* b) { return a->name < b->name; });
+  // Subcommand rows after all top-level rows, each container's contiguous.
+  const size_t top_level = rows_.size();
+  for (size_t i = 0; i < top_level; i++) {
+    CommandSpec& container = rows_[i];
+    size_t first = rows_.size();
+    for (const SubcommandSpec& sub : container.subcommands) {
+      const std::string& full = full_names_.emplace_back(std::string(container.name) + "|" +
+                                                         std::string(sub.name));
+      if (sub.name.empty() || sub.name != Lower(sub.name) || sub.arity == 0 ||
+          BadKeys(sub.arity, sub.first_key, sub.last_key, sub.key_step) ||
+          container.FindSubcommand(sub.name) != nullptr) {
+        BadDeclaration("bad subcommand declaration", full);
+      }
+      CommandSpec& row = rows_.emplace_back(CommandSpec{
+          full, sub.arity, sub.flags, sub.first_key, sub.last_key, sub.key_step,
+          container.handler, sub.summary, container.group});
+      row.parent = &container;
+      row.id = static_cast<uint32_t>(rows_.size() - 1);
+      container.sub_rows = std::span<const CommandSpec>(&rows_[first], rows_.size() - first);
+    }
+  }
+  auto by_name = [](const CommandSpec* a, const CommandSpec* b) { return a->name < b->name; };
+  std::sort(all_.begin(), all_.end(), by_name);
+  for (const CommandSpec& row : rows_) all_rows_.push_back(&row);
+  std::sort(all_rows_.begin(), all_rows_.end(), by_name);
 }
 
 const CommandSpec* CommandTable::Find(std::string_view name) const {
@@ -51,6 +108,23 @@ const CommandSpec* CommandTable::Find(std::string_view name) const {
   }
   auto it = by_name_.find(std::string(buf, name.size()));
   return it == by_name_.end() ? nullptr : it->second;
+}
+
+const CommandSpec* CommandTable::FindFullName(std::string_view name) const {
+  size_t bar = name.find('|');
+  if (bar == std::string_view::npos) return Find(name);
+  const CommandSpec* container = Find(name.substr(0, bar));
+  return container == nullptr ? nullptr : container->FindSubcommand(name.substr(bar + 1));
+}
+
+const CommandSpec* CommandTable::Lookup(std::span<const std::string_view> argv,
+                                        bool* unknown_sub) const {
+  if (unknown_sub != nullptr) *unknown_sub = false;
+  const CommandSpec* spec = argv.empty() ? nullptr : Find(argv[0]);
+  if (spec == nullptr || argv.size() == 1 || !spec->is_container()) return spec;
+  const CommandSpec* sub = spec->FindSubcommand(argv[1]);
+  if (sub == nullptr && unknown_sub != nullptr) *unknown_sub = true;
+  return sub;
 }
 
 std::vector<int> CommandTable::KeyPositions(const CommandSpec& spec, size_t argc) {

@@ -4,13 +4,20 @@
 // MULTI queueing, auth gating and (later) cluster routing all read the same
 // row, so no code compares command names.
 //
+// Container commands (CLIENT, CONFIG, ...) declare their subcommands in the
+// same row, each with its own arity, flags, keys and summary; the table turns
+// every subcommand into a full row named "container|sub" (Redis 7's
+// fullname), so dispatch, stats ("cmdstat_client|list"), CLIENT LIST cmd=,
+// COMMAND INFO/DOCS/LIST and the latency histograms treat it as a command.
+//
 // Each command family (server/commands/cmd_<family>.cc) exposes its rows as a
-// span; CommandTable merges them at start-up and aborts on a duplicate name
-// or an inconsistent key range. Immutable after construction; read by the
-// command thread only.
+// span; CommandTable copies them at start-up, numbers every row (Id(): the
+// index of its stats slot) and aborts on a duplicate name or an inconsistent
+// key range. Immutable after construction; read by the command thread only.
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <span>
 #include <string>
 #include <string_view>
@@ -42,8 +49,21 @@ enum CommandFlag : uint32_t {
   kMayReplicate = 1u << 15,
 };
 
+// One subcommand of a container, as declared by its family. Arity counts
+// the container's name too (CONFIG GET pattern: -3), as in Redis; key
+// positions likewise (OBJECT ENCODING key: 2,2,1).
+struct SubcommandSpec {
+  std::string_view name;      // lower case, without the container: "get"
+  int arity;
+  uint32_t flags;
+  std::string_view summary;
+  int first_key = 0;
+  int last_key = 0;
+  int key_step = 0;
+};
+
 struct CommandSpec {
-  std::string_view name;      // lower case
+  std::string_view name;      // lower case; "container|sub" for a subcommand
   int arity;                  // as Redis: >0 exact argc, <0 at least -arity
   uint32_t flags;
   int first_key;              // 0: no keys
@@ -52,25 +72,59 @@ struct CommandSpec {
   CommandHandler handler;
   std::string_view summary;   // for COMMAND DOCS
   std::string_view group;     // "string", "generic", "set", "server", ...
-  std::string_view subcommands = {};  // space-separated, e.g. "get set rewrite"
+  // Declared by the family: the subcommands of a container command. The
+  // table builds a row for each (sub_rows); everything else reads those.
+  std::span<const SubcommandSpec> subcommands = {};
+
+  // Filled in by CommandTable (zero in a family's declaration).
+  const CommandSpec* parent = nullptr;  // the container, for a subcommand row
+  std::span<const CommandSpec> sub_rows = {};
+  uint32_t id = 0;                      // dense index: stats slot
+
+  bool is_container() const { return !sub_rows.empty(); }
+  std::span<const CommandSpec> subs() const { return sub_rows; }
+  // The row of subcommand `name` (case-insensitive), nullptr when unknown.
+  const CommandSpec* FindSubcommand(std::string_view name) const;
+  // The container of a subcommand row, or the row itself.
+  const CommandSpec& container() const { return parent != nullptr ? *parent : *this; }
 };
 
 class CommandTable {
  public:
   // Builds the table from every family. Aborts on a bad declaration.
   CommandTable();
+  // Rows point at each other: the table stays where it was built.
+  CommandTable(const CommandTable&) = delete;
+  CommandTable& operator=(const CommandTable&) = delete;
 
-  // Case-insensitive lookup; nullptr when unknown.
+  // Case-insensitive lookup of a top-level command; nullptr when unknown.
   const CommandSpec* Find(std::string_view name) const;
+  // Like Find, but also accepts a fullname "container|sub" (as COMMAND INFO,
+  // COMMAND DOCS and LATENCY HISTOGRAM do in Redis 7).
+  const CommandSpec* FindFullName(std::string_view name) const;
+  // The row argv runs, as Redis's lookupCommand: the subcommand's row for a
+  // container called with a subcommand; nullptr when the command or the
+  // subcommand is unknown (*unknown_sub tells which).
+  const CommandSpec* Lookup(std::span<const std::string_view> argv, bool* unknown_sub = nullptr) const;
+
+  // Top-level commands sorted by name (COMMAND, COMMAND COUNT, docs).
   const std::vector<const CommandSpec*>& all() const { return all_; }
+  // Every row, subcommands included, sorted by fullname (INFO commandstats
+  // order: "client" < "client|id" < "config").
+  const std::vector<const CommandSpec*>& all_rows() const { return all_rows_; }
+  // Number of rows; CommandSpec::id is below it.
+  size_t size() const { return rows_.size(); }
 
   // Positions of key arguments in argv according to the spec. Empty for
   // keyless commands, and for argv too short for the declared positions.
   static std::vector<int> KeyPositions(const CommandSpec& spec, size_t argc);
 
  private:
+  std::vector<CommandSpec> rows_;          // reserved once: pointers stay valid
+  std::deque<std::string> full_names_;     // storage of "container|sub"
   std::unordered_map<std::string, const CommandSpec*> by_name_;
   std::vector<const CommandSpec*> all_;
+  std::vector<const CommandSpec*> all_rows_;
 };
 
 // The families. Each returns the rows declared in its own file.

@@ -4,11 +4,14 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cmath>
+#include <cstdlib>
 #include <fstream>
 #include <set>
 #include <sstream>
 
 #include "protocol/resp_parser.h"
+#include "server/latency_histogram.h"
 
 namespace feedkv::server {
 
@@ -243,6 +246,36 @@ Config::Config() {
   Int("slowlog-log-slower-than", &ServerConfig::slowlog_log_slower_than, -1, INT64_MAX, true);
   Int("slowlog-max-len", &ServerConfig::slowlog_max_len, 0, INT32_MAX, true);
   Int("latency-monitor-threshold", &ServerConfig::latency_monitor_threshold, 0, INT64_MAX, true);
+  Bool("latency-tracking", &ServerConfig::latency_tracking, true);
+  // A list of percentiles, "50 99 99.9"; "" for none. Texts are Redis's.
+  Add("latency-tracking-info-percentiles",
+      {[](ServerConfig& c, std::string_view v) {
+         std::vector<double> list;
+         std::istringstream in{std::string(v)};
+         std::string word;
+         while (in >> word) {
+           char* end = nullptr;
+           double d = std::strtod(word.c_str(), &end);
+           if (end != word.c_str() + word.size() || std::isnan(d)) {
+             return Status::InvalidArgument("Invalid latency-tracking-info-percentiles parameters");
+           }
+           if (d < 0.0 || d > 100.0) {
+             return Status::InvalidArgument(
+                 "latency-tracking-info-percentiles parameters should sit between [0.0,100.0]");
+           }
+           list.push_back(d);
+         }
+         c.latency_tracking_info_percentiles = std::move(list);
+         return Status::OK();
+       },
+       [](const ServerConfig& c) {
+         std::string out;
+         for (double p : c.latency_tracking_info_percentiles) {
+           out += (out.empty() ? "" : " ") + FormatPercentile(p);
+         }
+         return out;
+       },
+       true, {}});
   Memory("maxmemory", &ServerConfig::maxmemory, true);
   Enum("maxmemory-policy", &ServerConfig::maxmemory_policy,
        {"noeviction", "allkeys-lru", "volatile-lru", "allkeys-lfu", "volatile-lfu",

@@ -47,6 +47,8 @@ struct ServerConfig {
   int64_t slowlog_log_slower_than = 10000;  // microseconds
   int64_t slowlog_max_len = 128;
   int64_t latency_monitor_threshold = 0;
+  bool latency_tracking = true;  // per-command latency histograms
+  std::vector<double> latency_tracking_info_percentiles = {50.0, 99.0, 99.9};  // INFO latencystats
   int64_t maxmemory = 0;
   std::string maxmemory_policy = "noeviction";
   // Persistence (used from the persistence issue on)

@@ -14,15 +14,9 @@ namespace feedkv::server {
 
 namespace {
 
-int64_t MonotonicUs() {
+int64_t MonotonicNs() {
   using namespace std::chrono;
-  return duration_cast<microseconds>(steady_clock::now().time_since_epoch()).count();
-}
-
-std::string Lower(std::string_view s) {
-  std::string r(s);
-  for (char& c : r) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return r;
+  return duration_cast<nanoseconds>(steady_clock::now().time_since_epoch()).count();
 }
 
 // Quotes an argument as Redis's sdscatrepr does (MONITOR, slow log peers).
@@ -106,14 +100,27 @@ bool CommandContext::IntArg(size_t i, int64_t* out) {
 }
 
 void CommandContext::SubcommandError() {
-  std::string sub = Lower(args[1]);
-  std::string upper(spec.name);
+  // Dispatch rejects unknown subcommands and wrong arities from the table;
+  // this is for the finer checks of a handler (Redis's
+  // addReplySubcommandSyntaxError).
+  std::string upper(spec.container().name);
   for (char& ch : upper) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
-  if ((" " + std::string(spec.subcommands) + " ").find(" " + sub + " ") != std::string::npos) {
-    Error(fmt::format("ERR wrong number of arguments for '{}|{}' command", spec.name, sub));
+  if (spec.parent != nullptr) {
+    Error(fmt::format("ERR unknown subcommand or wrong number of arguments for '{}'. Try {} HELP.",
+                      args[1].substr(0, 128), upper));
   } else {
     Error(fmt::format("ERR unknown subcommand '{}'. Try {} HELP.", args[1].substr(0, 128), upper));
   }
+}
+
+void CommandContext::ReplyHelp(std::initializer_list<std::string_view> lines) {
+  std::string upper(spec.container().name);
+  for (char& ch : upper) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
+  reply.ArrayHeader(lines.size() + 3);
+  reply.Simple(fmt::format("{} <subcommand> [<arg> [value] [opt] ...]. Subcommands are:", upper));
+  for (std::string_view l : lines) reply.Simple(l);
+  reply.Simple("HELP");
+  reply.Simple("    Prints this help.");
 }
 
 bool CommandContext::IdArg(size_t i, int64_t* out) {
@@ -139,13 +146,20 @@ bool CommandContext::DoubleArg(size_t i, double* out) {
 
 void Server::Execute(Client& c, std::span<const std::string_view> args) {
   protocol::ReplyWriter w(&c.out, c.resp);
-  const CommandSpec* spec = table_.Find(args[0]);
+  bool unknown_sub = false;
+  const CommandSpec* spec = table_.Lookup(args, &unknown_sub);
   auto reject = [&](const std::string& msg) {
     w.Error(msg);
     CountError(msg);
     if (c.in_multi) c.multi_error = true;
   };
   if (spec == nullptr) {
+    if (unknown_sub) {
+      std::string upper(args[0]);
+      for (char& ch : upper) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
+      reject(fmt::format("ERR unknown subcommand '{}'. Try {} HELP.", args[1].substr(0, 128), upper));
+      return;
+    }
     std::string preview;
     for (size_t i = 1; i < args.size() && preview.size() < 128; i++) {
       preview += fmt::format("'{}' ", args[i].substr(0, 128));
@@ -154,11 +168,11 @@ void Server::Execute(Client& c, std::span<const std::string_view> args) {
                        args[0].substr(0, 128), preview));
     return;
   }
-  CommandStats& st = command_stats_[std::string(spec->name)];
+  CommandStats& st = command_stats_[spec->id];
   int argc = static_cast<int>(args.size());
   if ((spec->arity > 0 && argc != spec->arity) || (spec->arity < 0 && argc < -spec->arity)) {
     st.rejected_calls++;
-    reject(fmt::format("ERR wrong number of arguments for '{}' command", Lower(args[0])));
+    reject(fmt::format("ERR wrong number of arguments for '{}' command", spec->name));
     return;
   }
   if (!c.authenticated && !(spec->flags & kNoAuth)) {
@@ -188,16 +202,16 @@ void Server::Execute(Client& c, std::span<const std::string_view> args) {
   if (!keep) c.out.resize(before);
 }
 
-void Server::Call(Client& c, const CommandSpec& spec, std::span<const std::string_view> args) {
-  // Container commands are named "client|list" in stats and CLIENT LIST, as in Redis 7.
-  c.last_command.assign(spec.name);
-  if (!spec.subcommands.empty() && args.size() > 1) {
-    std::string sub = Lower(args[1]);
-    if ((" " + std::string(spec.subcommands) + " ").find(" " + sub + " ") != std::string::npos) {
-      c.last_command += "|" + sub;
-    }
+void Server::Call(Client& c, const CommandSpec& called, std::span<const std::string_view> args) {
+  // A container called with its row (not the subcommand's) still counts
+  // under "client|list", as in Redis 7. Execute passes the subcommand row.
+  const CommandSpec* real = &called;
+  if (called.is_container() && args.size() > 1) {
+    if (const CommandSpec* sub = called.FindSubcommand(args[1])) real = sub;
   }
-  CommandStats& st = command_stats_[c.last_command];
+  const CommandSpec& spec = *real;
+  c.last_command = &spec;
+  CommandStats& st = command_stats_[spec.id];
   if ((spec.flags & kWrite) && !write_error_.empty()) {
     protocol::ReplyWriter w(&c.out, c.resp);
     w.Error(protocol::err::kMisconf);
@@ -208,12 +222,13 @@ void Server::Call(Client& c, const CommandSpec& spec, std::span<const std::strin
   if (!monitors_.empty() && !(spec.flags & kSkipMonitor) && !loading_) FeedMonitors(c, args);
   CommandContext ctx(*this, c, spec, args);
   call_depth_++;
-  int64_t start = MonotonicUs();
+  int64_t start = MonotonicNs();
   spec.handler(ctx);
-  int64_t took = MonotonicUs() - start;
+  auto took_ns = static_cast<uint64_t>(MonotonicNs() - start);
   call_depth_--;
   st.calls++;
-  st.usec += static_cast<uint64_t>(took);
+  st.nsec += took_ns;
+  if (cfg().latency_tracking) st.RecordLatency(took_ns);
   if (ctx.failed()) st.failed_calls++;
   stats_.total_commands_processed++;
   c.commands_processed++;
@@ -233,6 +248,7 @@ void Server::Call(Client& c, const CommandSpec& spec, std::span<const std::strin
       if (barrier > durable_offset_ && barrier > c.reply_barrier) c.reply_barrier = barrier;
     }
   }
+  auto took = static_cast<int64_t>(took_ns / 1000);
   int64_t threshold = cfg().slowlog_log_slower_than;
   if (threshold >= 0 && took >= threshold && cfg().slowlog_max_len > 0) {
     SlowlogEntry e{slowlog_next_id_++, NowMs() / 1000, took, {}, c.addr, c.name};

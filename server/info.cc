@@ -159,12 +159,31 @@ void ErrorStats(Server& s, std::string* o) {
 }
 
 void CommandStatsSection(Server& s, std::string* o) {
-  for (const auto& [name, st] : s.command_stats()) {
-    if (st.calls == 0 && st.rejected_calls == 0 && st.failed_calls == 0) continue;
+  for (const CommandSpec* spec : s.table().all_rows()) {
+    const CommandStats& st = s.command_stats(*spec);
+    if (st.empty()) continue;
+    uint64_t usec = st.nsec / 1000;
     *o += fmt::format(
         "cmdstat_{}:calls={},usec={},usec_per_call={:.2f},rejected_calls={},failed_calls={}\r\n",
-        name, st.calls, st.usec, st.calls ? static_cast<double>(st.usec) / st.calls : 0.0,
+        spec->name, st.calls, usec, st.calls ? static_cast<double>(st.nsec) / 1000.0 / st.calls : 0.0,
         st.rejected_calls, st.failed_calls);
+  }
+}
+
+// latency_percentiles_usec_<cmd>:p50=1.003,p99=2.007,p99.9=5.023 for every
+// command with a latency histogram, percentiles from
+// latency-tracking-info-percentiles.
+void LatencyStats(Server& s, std::string* o) {
+  const auto& percentiles = s.cfg().latency_tracking_info_percentiles;
+  for (const CommandSpec* spec : s.table().all_rows()) {
+    const LatencyHistogram* h = s.command_stats(*spec).latency.get();
+    if (h == nullptr) continue;
+    *o += fmt::format("latency_percentiles_usec_{}:", spec->name);
+    for (size_t i = 0; i < percentiles.size(); i++) {
+      *o += fmt::format("{}p{}={:.3f}", i == 0 ? "" : ",", FormatPercentile(percentiles[i]),
+                        static_cast<double>(h->ValueAtPercentile(percentiles[i])) / 1000.0);
+    }
+    *o += "\r\n";
   }
 }
 
@@ -206,6 +225,7 @@ const Section kSections[] = {
     {"stats", Stats, true},            {"replication", Replication, true},
     {"cpu", Cpu, true},                {"modules", nullptr, true},
     {"errorstats", ErrorStats, true},  {"commandstats", CommandStatsSection, false},
+    {"latencystats", LatencyStats, false},
     {"keyspace", Keyspace, true},         {"counters", Counters, true},
 };
 

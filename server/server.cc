@@ -25,6 +25,7 @@ int64_t NowUs() {
 Server::Server(boost::asio::io_context& io, Config config)
     : io_(io), config_(std::move(config)), cron_timer_(io), start_ms_(NowMs()),
       rng_(std::random_device{}()) {
+  command_stats_.resize(table_.size());
   for (int i = 0; i < cfg().databases; i++) {
     dbs_.push_back(std::make_unique<Database>(i));
     dbs_.back()->set_expire_hook([this](Database& db, std::string_view key) {
@@ -181,7 +182,7 @@ void Server::CountError(std::string_view msg) {
 
 void Server::ResetStats() {
   stats_ = ServerStats{};
-  command_stats_.clear();
+  for (CommandStats& st : command_stats_) st = CommandStats{};
   error_stats_.clear();
 }
 

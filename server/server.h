@@ -25,6 +25,7 @@
 #include "server/client.h"
 #include "server/command_table.h"
 #include "server/config.h"
+#include "server/latency_histogram.h"
 #include "storage/counter_space.h"
 #include "storage/database.h"
 
@@ -33,11 +34,21 @@ namespace feedkv::server {
 class Connection;
 class Listener;
 
+// The statistics of one command-table row (INFO commandstats, latencystats,
+// LATENCY HISTOGRAM). Server keeps one per row, indexed by CommandSpec::id.
 struct CommandStats {
   uint64_t calls = 0;
-  uint64_t usec = 0;
+  uint64_t nsec = 0;  // INFO reports usec
   uint64_t rejected_calls = 0;
   uint64_t failed_calls = 0;
+  // Allocated on the first call timed with latency-tracking on, as Redis does.
+  std::unique_ptr<LatencyHistogram> latency;
+
+  void RecordLatency(uint64_t ns) {
+    if (latency == nullptr) latency = std::make_unique<LatencyHistogram>();
+    latency->Record(ns);
+  }
+  bool empty() const { return calls == 0 && rejected_calls == 0 && failed_calls == 0; }
 };
 
 struct SlowlogEntry {
@@ -128,7 +139,8 @@ class Server {
   void TouchAllKeys(int db);  // FLUSHDB, SWAPDB; db = -1 for all
 
   // Stats and logs.
-  std::map<std::string, CommandStats, std::less<>>& command_stats() { return command_stats_; }
+  // The stats of a row of table(); every row has a slot.
+  CommandStats& command_stats(const CommandSpec& spec) { return command_stats_[spec.id]; }
   std::map<std::string, uint64_t, std::less<>>& error_stats() { return error_stats_; }
   void CountError(std::string_view msg);
   std::deque<SlowlogEntry>& slowlog() { return slowlog_; }
@@ -192,7 +204,7 @@ class Server {
   std::map<uint64_t, Connection*> connections_;
   uint64_t next_client_id_ = 1;
   ServerStats stats_;
-  std::map<std::string, CommandStats, std::less<>> command_stats_;
+  std::vector<CommandStats> command_stats_;  // by CommandSpec::id
   std::map<std::string, uint64_t, std::less<>> error_stats_;
   std::deque<SlowlogEntry> slowlog_;
   uint64_t slowlog_next_id_ = 0;

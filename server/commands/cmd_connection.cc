@@ -173,9 +173,102 @@ std::string ClientInfoLine(const Server& server, const Client& c) {
       c.id, c.addr, c.laddr, c.fd, c.name, (now - c.created_ms) / 1000,
       (now - c.last_interaction_ms) / 1000, flags, c.db,
       c.in_multi ? static_cast<int64_t>(c.queued.size()) : -1, c.query_buffer_size, c.out.size(),
-      c.out.capacity() + 1024, c.last_command.empty() ? "NULL" : c.last_command, c.resp,
+      c.out.capacity() + 1024, c.last_command == nullptr ? std::string_view("NULL") : c.last_command->name, c.resp,
       c.lib_name, c.lib_ver);
   (void)server;
+}
+
+// Redis's client types (CLIENT LIST TYPE, CLIENT KILL TYPE). Until
+// replication and pub/sub exist every connection is a normal client (a
+// MONITOR too, as in Redis).
+enum class ClientType { kNormal, kReplica, kMaster, kPubSub };
+
+ClientType TypeOf(const Client&) { return ClientType::kNormal; }
+
+// Redis's getClientTypeByName; replies Redis's error on an unknown name.
+bool ParseClientType(CommandContext& ctx, std::string_view name, ClientType* out) {
+  if (EqualsIgnoreCase(name, "normal")) {
+    *out = ClientType::kNormal;
+  } else if (EqualsIgnoreCase(name, "replica") || EqualsIgnoreCase(name, "slave")) {
+    *out = ClientType::kReplica;
+  } else if (EqualsIgnoreCase(name, "master")) {
+    *out = ClientType::kMaster;
+  } else if (EqualsIgnoreCase(name, "pubsub")) {
+    *out = ClientType::kPubSub;
+  } else {
+    ctx.Error(fmt::format("ERR Unknown client type '{}'", name));
+    return false;
+  }
+  return true;
+}
+
+// CLIENT LIST [TYPE type] | [ID id [id ...]]: the two filters exclude each
+// other, as in Redis 7. IDs are listed in argument order (repeats repeat);
+// unknown IDs are skipped.
+void ClientList(CommandContext& ctx) {
+  const auto& conns = ctx.server.connections();
+  std::string out;
+  if (ctx.argc() == 4 && EqualsIgnoreCase(ctx.arg(2), "TYPE")) {
+    ClientType type;
+    if (!ParseClientType(ctx, ctx.arg(3), &type)) return;
+    for (const auto& [id, conn] : conns) {
+      if (TypeOf(conn->client()) == type) out += ClientInfoLine(ctx.server, conn->client()) + "\n";
+    }
+  } else if (ctx.argc() > 3 && EqualsIgnoreCase(ctx.arg(2), "ID")) {
+    std::vector<const Client*> found;
+    for (size_t i = 3; i < ctx.argc(); i++) {
+      int64_t id;
+      if (!ParseInt64(ctx.arg(i), &id)) {
+        ctx.Error("ERR Invalid client ID");
+        return;
+      }
+      auto it = id > 0 ? conns.find(static_cast<uint64_t>(id)) : conns.end();
+      if (it != conns.end()) found.push_back(&it->second->client());
+    }
+    for (const Client* c : found) out += ClientInfoLine(ctx.server, *c) + "\n";
+  } else if (ctx.argc() != 2) {
+    ctx.SyntaxError();
+    return;
+  } else {
+    for (const auto& [id, conn] : conns) out += ClientInfoLine(ctx.server, conn->client()) + "\n";
+  }
+  ctx.reply.Verbatim(out);
+}
+
+// Redis's CLIENT HELP, less the subcommands feedkv does not have.
+void ClientHelp(CommandContext& ctx) {
+  ctx.ReplyHelp({
+      "GETNAME",
+      "    Return the name of the current connection.",
+      "ID",
+      "    Return the ID of the current connection.",
+      "INFO",
+      "    Return information about the current client connection.",
+      "KILL <ip:port>",
+      "    Kill connection made from <ip:port>.",
+      "KILL <option> <value> [<option> <value> [...]]",
+      "    Kill connections. Options are:",
+      "    * ADDR (<ip:port>|<unixsocket>:0)",
+      "      Kill connections made from the specified address",
+      "    * LADDR (<ip:port>|<unixsocket>:0)",
+      "      Kill connections made to specified local address",
+      "    * TYPE (NORMAL|MASTER|REPLICA|PUBSUB)",
+      "      Kill connections by type.",
+      "    * USER <username>",
+      "      Kill connections authenticated by <username>.",
+      "    * SKIPME (YES|NO)",
+      "      Skip killing current connection (default: yes).",
+      "LIST [options ...]",
+      "    Return information about client connections. Options:",
+      "    * TYPE (NORMAL|MASTER|REPLICA|PUBSUB)",
+      "      Return clients of specified type.",
+      "REPLY (ON|OFF|SKIP)",
+      "    Control the replies sent to the current connection.",
+      "SETNAME <name>",
+      "    Assign the name <name> to the current connection.",
+      "NO-EVICT (ON|OFF)",
+      "    Protect current client connection from eviction.",
+  });
 }
 
 bool ValidClientName(std::string_view n) {
@@ -222,16 +315,17 @@ void ClientCmd(CommandContext& ctx) {
   } else if (EqualsIgnoreCase(sub, "INFO") && ctx.argc() == 2) {
     r.Verbatim(ClientInfoLine(ctx.server, c) + "\n");
   } else if (EqualsIgnoreCase(sub, "LIST")) {
-    std::string out;
-    for (const auto& [id, conn] : ctx.server.connections()) {
-      out += ClientInfoLine(ctx.server, conn->client()) + "\n";
-    }
-    r.Verbatim(out);
+    ClientList(ctx);
   } else if (EqualsIgnoreCase(sub, "KILL") && ctx.argc() >= 3) {
     // CLIENT KILL addr | CLIENT KILL ID id | ADDR addr | LADDR addr | SKIPME yes/no
     bool old_form = ctx.argc() == 3;
     std::vector<Connection*> victims;
     bool skipme = true;
+    std::vector<ClientType> types;  // TYPE filters, checked before any match
+    for (size_t i = 2; !old_form && i + 1 < ctx.argc(); i += 2) {
+      if (!EqualsIgnoreCase(ctx.arg(i), "TYPE")) continue;
+      if (!ParseClientType(ctx, ctx.arg(i + 1), &types.emplace_back())) return;
+    }
     for (const auto& [id, conn] : ctx.server.connections()) {
       const Client& o = conn->client();
       bool match = true;
@@ -251,7 +345,8 @@ void ClientCmd(CommandContext& ctx) {
           } else if (EqualsIgnoreCase(k, "SKIPME")) {
             skipme = EqualsIgnoreCase(v, "yes");
           } else if (EqualsIgnoreCase(k, "TYPE")) {
-            match &= EqualsIgnoreCase(v, "normal") || (EqualsIgnoreCase(v, "pubsub") && false);
+            (void)v;
+            for (ClientType t : types) match &= TypeOf(o) == t;
           } else {
             ctx.SyntaxError();
             return;
@@ -297,12 +392,29 @@ void ClientCmd(CommandContext& ctx) {
     } else {
       ctx.SyntaxError();
     }
+  } else if (EqualsIgnoreCase(sub, "HELP")) {
+    ClientHelp(ctx);
   } else {
     ctx.SubcommandError();
   }
 }
 
 constexpr uint32_t kConn = kNoScript | kLoading | kStale | kFast | kAllowBusy;
+constexpr uint32_t kCli = kNoScript | kLoading | kStale;
+
+const SubcommandSpec kClientSubs[] = {
+    {"id", 2, kCli, "Returns the unique client ID of the connection."},
+    {"setname", 3, kCli, "Sets the connection name."},
+    {"getname", 2, kCli, "Returns the name of the connection."},
+    {"setinfo", 4, kCli, "Sets information specific to the client or connection."},
+    {"info", 2, kCli, "Returns information about the connection."},
+    {"list", -2, kAdmin | kCli, "Lists open connections."},
+    {"kill", -3, kAdmin | kCli, "Terminates open connections."},
+    {"no-evict", 3, kAdmin | kCli, "Sets the client eviction mode of the connection."},
+    {"no-touch", 3, kCli, "Controls whether commands sent by the client affect the LRU/LFU of accessed keys."},
+    {"reply", 3, kCli, "Instructs the server whether to reply to commands."},
+    {"help", 2, kLoading | kStale, "Returns helpful text about the different subcommands."},
+};
 
 const CommandSpec kCommands[] = {
     {"ping", -1, kFast | kStale | kLoading, 0, 0, 0, Ping, "Returns the server's liveliness response.", "connection"},
@@ -312,8 +424,8 @@ const CommandSpec kCommands[] = {
     {"select", 2, kLoading | kStale | kFast, 0, 0, 0, Select, "Changes the selected database.", "connection"},
     {"quit", -1, kConn | kNoAuth | kNoMulti, 0, 0, 0, Quit, "Closes the connection.", "connection"},
     {"reset", 1, kConn | kNoAuth | kNoMulti, 0, 0, 0, Reset, "Resets the connection.", "connection"},
-    {"client", -2, kAdmin | kNoScript | kLoading | kStale, 0, 0, 0, ClientCmd, "A container for client connection commands.", "connection",
-     "id setname getname setinfo info list kill no-evict no-touch reply"},
+    {"client", -2, 0, 0, 0, 0, ClientCmd, "A container for client connection commands.", "connection",
+     kClientSubs},
     {"readonly", 1, kFast | kLoading | kStale, 0, 0, 0, OkReply, "Enables read-only queries for a connection to a Redis Cluster replica node.", "cluster"},
     {"readwrite", 1, kFast | kLoading | kStale, 0, 0, 0, OkReply, "Enables read-write queries for a connection to a Redis Cluster replica node.", "cluster"},
 };

@@ -54,19 +54,28 @@ void WriteInfo(CommandContext& ctx, const CommandSpec& s) {
   } else {
     r.ArrayHeader(0);
   }
-  r.ArrayHeader(0);  // subcommands
+  // Subcommands: each a full entry of its own, named "container|sub".
+  r.ArrayHeader(s.subs().size());
+  for (const CommandSpec& sub : s.subs()) WriteInfo(ctx, sub);
 }
 
+// One COMMAND DOCS entry (name, then its map); a container's map also holds
+// "subcommands": a map of the same entries for each subcommand.
 void WriteDocs(CommandContext& ctx, const CommandSpec& s) {
   auto& r = ctx.reply;
   r.Bulk(s.name);
-  r.MapHeader(3);
+  r.MapHeader(s.is_container() ? 4 : 3);
   r.Bulk("summary");
   r.Bulk(s.summary);
   r.Bulk("since");
   r.Bulk("1.0.0");
   r.Bulk("group");
   r.Bulk(s.group);
+  if (s.is_container()) {
+    r.Bulk("subcommands");
+    r.MapHeader(s.subs().size());
+    for (const CommandSpec& sub : s.subs()) WriteDocs(ctx, sub);
+  }
 }
 
 void Command(CommandContext& ctx) {
@@ -76,8 +85,9 @@ void Command(CommandContext& ctx) {
     for (const CommandSpec* s : t.all()) WriteInfo(ctx, *s);
     return;
   }
+  // Dispatch has checked the subcommand and its arity against the table.
   std::string_view sub = ctx.arg(1);
-  if (EqualsIgnoreCase(sub, "COUNT") && ctx.argc() == 2) {
+  if (EqualsIgnoreCase(sub, "COUNT")) {
     ctx.reply.Integer(static_cast<int64_t>(t.all().size()));
   } else if (EqualsIgnoreCase(sub, "INFO")) {
     if (ctx.argc() == 2) {
@@ -87,7 +97,7 @@ void Command(CommandContext& ctx) {
     }
     ctx.reply.ArrayHeader(ctx.argc() - 2);
     for (size_t i = 2; i < ctx.argc(); i++) {
-      const CommandSpec* s = t.Find(ctx.arg(i));
+      const CommandSpec* s = t.FindFullName(ctx.arg(i));
       if (s) {
         WriteInfo(ctx, *s);
       } else {
@@ -100,40 +110,79 @@ void Command(CommandContext& ctx) {
       list = t.all();
     } else {
       for (size_t i = 2; i < ctx.argc(); i++) {
-        if (const CommandSpec* s = t.Find(ctx.arg(i))) list.push_back(s);
+        if (const CommandSpec* s = t.FindFullName(ctx.arg(i))) list.push_back(s);
       }
     }
     ctx.reply.MapHeader(list.size());
     for (const CommandSpec* s : list) WriteDocs(ctx, *s);
   } else if (EqualsIgnoreCase(sub, "LIST")) {
-    ctx.reply.ArrayHeader(t.all().size());
-    for (const CommandSpec* s : t.all()) ctx.reply.Bulk(s->name);
-  } else if (EqualsIgnoreCase(sub, "GETKEYS") && ctx.argc() >= 3) {
-    const CommandSpec* s = t.Find(ctx.arg(2));
+    if (ctx.argc() != 2) {
+      ctx.SyntaxError();  // FILTERBY is not supported
+      return;
+    }
+    // Every command's fullname, each container followed by its subcommands.
+    size_t n = 0;
+    for (const CommandSpec* s : t.all()) n += 1 + s->subs().size();
+    ctx.reply.ArrayHeader(n);
+    for (const CommandSpec* s : t.all()) {
+      ctx.reply.Bulk(s->name);
+      for (const CommandSpec& subspec : s->subs()) ctx.reply.Bulk(subspec.name);
+    }
+  } else if (EqualsIgnoreCase(sub, "GETKEYS")) {
+    auto argv = ctx.args.subspan(2);
+    const CommandSpec* s = t.Lookup(argv);
     if (s == nullptr) {
       ctx.Error("ERR Invalid command specified");
       return;
     }
-    int argc = static_cast<int>(ctx.argc()) - 2;
+    int argc = static_cast<int>(argv.size());
     if ((s->arity > 0 && argc != s->arity) || (s->arity < 0 && argc < -s->arity)) {
       ctx.Error("ERR Invalid number of arguments specified for command");
       return;
     }
-    auto pos = CommandTable::KeyPositions(*s, static_cast<size_t>(argc));
+    auto pos = CommandTable::KeyPositions(*s, argv.size());
     if (pos.empty()) {
       ctx.Error("ERR The command has no key arguments");
       return;
     }
     ctx.reply.ArrayHeader(pos.size());
-    for (int p : pos) ctx.reply.Bulk(ctx.arg(static_cast<size_t>(p) + 2));
+    for (int p : pos) ctx.reply.Bulk(argv[static_cast<size_t>(p)]);
+  } else if (EqualsIgnoreCase(sub, "HELP")) {
+    ctx.ReplyHelp({
+        "(no subcommand)",
+        "    Return details about all Redis commands.",
+        "COUNT",
+        "    Return the total number of commands in this Redis server.",
+        "LIST",
+        "    Return a list of all commands in this Redis server.",
+        "INFO [<command-name> ...]",
+        "    Return details about multiple Redis commands.",
+        "    If no command names are given, documentation details for all",
+        "    commands are returned.",
+        "DOCS [<command-name> ...]",
+        "    Return documentation details about multiple Redis commands.",
+        "    If no command names are given, documentation details for all",
+        "    commands are returned.",
+        "GETKEYS <full-command>",
+        "    Return the keys from a full Redis command.",
+    });
   } else {
-    ctx.Error(fmt::format("ERR unknown subcommand or wrong number of arguments for '{}'. Try COMMAND HELP.", sub));
+    ctx.SubcommandError();
   }
 }
 
+const SubcommandSpec kCommandSubs[] = {
+    {"count", 2, kLoading | kStale, "Returns a count of commands."},
+    {"info", -2, kLoading | kStale, "Returns information about one, multiple or all commands."},
+    {"docs", -2, kLoading | kStale, "Returns documentary information about one, multiple or all commands."},
+    {"list", -2, kLoading | kStale, "Returns a list of command names."},
+    {"getkeys", -4, kLoading | kStale, "Extracts the key names from an arbitrary command."},
+    {"help", 2, kLoading | kStale, "Returns helpful text about the different subcommands."},
+};
+
 const CommandSpec kCommands[] = {
     {"command", -1, kLoading | kStale, 0, 0, 0, Command, "Returns detailed information about all commands.", "server",
-     "count info docs list getkeys"},
+     kCommandSubs},
 };
 
 }  // namespace

@@ -53,41 +53,6 @@ bool DbIndexArg(CommandContext& ctx, size_t i, int* out) {
   return true;
 }
 
-std::string Upper(std::string_view s) {
-  std::string r(s);
-  for (char& c : r) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-  return r;
-}
-
-std::string Lower(std::string_view s) {
-  std::string r(s);
-  for (char& c : r) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return r;
-}
-
-// Redis's addReplyHelp: a header line, the lines, then HELP.
-void ReplyHelp(CommandContext& ctx, std::initializer_list<std::string_view> lines) {
-  auto& r = ctx.reply;
-  r.ArrayHeader(lines.size() + 3);
-  r.Simple(fmt::format("{} <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
-                       Upper(ctx.arg(0))));
-  for (std::string_view l : lines) r.Simple(l);
-  r.Simple("HELP");
-  r.Simple("    Prints this help.");
-}
-
-// The errors of a container command (OBJECT, MEMORY) for a subcommand it
-// does not know, or one called with the wrong number of arguments.
-void UnknownSubcommand(CommandContext& ctx) {
-  ctx.Error(fmt::format("ERR unknown subcommand '{}'. Try {} HELP.", ctx.arg(1).substr(0, 128),
-                        Upper(ctx.arg(0))));
-}
-
-void SubcommandArity(CommandContext& ctx) {
-  ctx.Error(fmt::format("ERR wrong number of arguments for '{}|{}' command", ctx.spec.name,
-                        Lower(ctx.arg(1))));
-}
-
 // ---------------------------------------------------------------------------
 
 void Del(CommandContext& ctx) {
@@ -344,8 +309,8 @@ int64_t RefCount(const CommandContext& ctx, const Entry* e) {
 void ObjectCmd(CommandContext& ctx) {
   std::string_view sub = ctx.arg(1);
   if (EqualsIgnoreCase(sub, "HELP")) {
-    if (ctx.argc() != 2) return SubcommandArity(ctx);
-    ReplyHelp(ctx, {
+    if (ctx.argc() != 2) return ctx.SubcommandError();
+    ctx.ReplyHelp({
         "ENCODING <key>",
         "    Return the kind of internal representation used in order to store the value",
         "    associated with a <key>.",
@@ -363,8 +328,8 @@ void ObjectCmd(CommandContext& ctx) {
   }
   bool known = EqualsIgnoreCase(sub, "ENCODING") || EqualsIgnoreCase(sub, "REFCOUNT") ||
                EqualsIgnoreCase(sub, "IDLETIME") || EqualsIgnoreCase(sub, "FREQ");
-  if (!known) return UnknownSubcommand(ctx);
-  if (ctx.argc() != 3) return SubcommandArity(ctx);
+  if (!known) return ctx.SubcommandError();
+  if (ctx.argc() != 3) return ctx.SubcommandError();
   const Entry* e = LookupRead(ctx, ctx.db(), ctx.arg(2), ctx.now_ms());
   if (e == nullptr) {
     ctx.reply.Null();
@@ -448,16 +413,16 @@ void MemoryStats(CommandContext& ctx) {
 void MemoryCmd(CommandContext& ctx) {
   std::string_view sub = ctx.arg(1);
   if (EqualsIgnoreCase(sub, "USAGE")) {
-    if (ctx.argc() < 3) return SubcommandArity(ctx);
+    if (ctx.argc() < 3) return ctx.SubcommandError();
     return MemoryUsage(ctx);
   }
   bool known = EqualsIgnoreCase(sub, "HELP") || EqualsIgnoreCase(sub, "STATS") ||
                EqualsIgnoreCase(sub, "DOCTOR") || EqualsIgnoreCase(sub, "MALLOC-STATS") ||
                EqualsIgnoreCase(sub, "PURGE");
-  if (!known) return UnknownSubcommand(ctx);
-  if (ctx.argc() != 2) return SubcommandArity(ctx);
+  if (!known) return ctx.SubcommandError();
+  if (ctx.argc() != 2) return ctx.SubcommandError();
   if (EqualsIgnoreCase(sub, "HELP")) {
-    ReplyHelp(ctx, {
+    ctx.ReplyHelp({
         "DOCTOR",
         "    Return memory problems reports.",
         "MALLOC-STATS",
@@ -484,6 +449,23 @@ void MemoryCmd(CommandContext& ctx) {
   }
 }
 
+const SubcommandSpec kObjectSubs[] = {
+    {"encoding", 3, kReadOnly, "Returns the internal encoding of a Redis object.", 2, 2, 1},
+    {"refcount", 3, kReadOnly, "Returns the reference count of a value of a key.", 2, 2, 1},
+    {"idletime", 3, kReadOnly, "Returns the time since the last access to a Redis object.", 2, 2, 1},
+    {"freq", 3, kReadOnly, "Returns the logarithmic access frequency counter of a Redis object.", 2, 2, 1},
+    {"help", 2, kLoading | kStale, "Returns helpful text about the different subcommands."},
+};
+
+const SubcommandSpec kMemorySubs[] = {
+    {"usage", -3, kReadOnly, "Estimates the memory usage of a key.", 2, 2, 1},
+    {"stats", 2, 0, "Returns details about memory usage."},
+    {"doctor", 2, 0, "Outputs a memory problems report."},
+    {"malloc-stats", 2, 0, "Returns the allocator statistics."},
+    {"purge", 2, 0, "Asks the allocator to release memory."},
+    {"help", 2, kLoading | kStale, "Returns helpful text about the different subcommands."},
+};
+
 const CommandSpec kCommands[] = {
     {"del", -2, kWrite, 1, -1, 1, Del, "Deletes one or more keys.", "generic"},
     {"unlink", -2, kWrite | kFast, 1, -1, 1, Del,
@@ -509,10 +491,10 @@ const CommandSpec kCommands[] = {
     {"move", 3, kWrite | kFast, 1, 1, 1, Move, "Moves a key to another database.", "generic"},
     {"randomkey", 1, kReadOnly | kRandom, 0, 0, 0, RandomKey,
      "Returns a random key name from the database.", "generic"},
-    {"object", -2, kReadOnly, 2, 2, 1, ObjectCmd, "A container for object introspection commands.",
-     "generic", "encoding refcount idletime freq help"},
-    {"memory", -2, 0, 2, 2, 1, MemoryCmd, "A container for memory diagnostics commands.", "server",
-     "usage stats doctor malloc-stats purge help"},
+    {"object", -2, 0, 0, 0, 0, ObjectCmd, "A container for object introspection commands.",
+     "generic", kObjectSubs},
+    {"memory", -2, 0, 0, 0, 0, MemoryCmd, "A container for memory diagnostics commands.", "server",
+     kMemorySubs},
 };
 
 }  // namespace

@@ -158,8 +158,7 @@ const CommandSpec kCommands[] = {
     {"lastsave", 1, kFast | kLoading | kStale, 0, 0, 0, LastSave,
      "Returns the Unix timestamp of the last successful save to disk.", "server"},
     {"debug", -2, kAdmin | kNoScript | kLoading | kStale, 0, 0, 0, Debug,
-     "A container for debugging commands (DIGEST, DIGEST-VALUE, RELOAD, SLEEP, OBJECT).", "server",
-     "digest digest-value reload sleep object help"},
+     "A container for debugging commands (DIGEST, DIGEST-VALUE, RELOAD, SLEEP, OBJECT).", "server"},
 };
 
 }  // namespace

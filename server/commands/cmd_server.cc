@@ -41,7 +41,11 @@ void ConfigCmd(CommandContext& ctx) {
       ctx.reply.Bulk(k);
       ctx.reply.Bulk(v);
     }
-  } else if (EqualsIgnoreCase(sub, "SET") && ctx.argc() >= 4 && ctx.argc() % 2 == 0) {
+  } else if (EqualsIgnoreCase(sub, "SET")) {
+    if (ctx.argc() % 2 != 0) {
+      ctx.SyntaxError();  // as Redis 7
+      return;
+    }
     // Redis 7 applies several pairs atomically: validate all first.
     Config trial = config;
     for (size_t i = 2; i + 1 < ctx.argc(); i += 2) {
@@ -64,15 +68,12 @@ void ConfigCmd(CommandContext& ctx) {
     ctx.server.ResetStats();
     ctx.reply.Ok();
   } else if (EqualsIgnoreCase(sub, "HELP")) {
-    const std::string_view lines[] = {
-        "CONFIG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+    ctx.ReplyHelp({
         "GET <pattern>", "    Return parameters matching the glob-like <pattern> and their values.",
         "SET <directive> <value>", "    Set the configuration <directive> to <value>.",
         "RESETSTAT", "    Reset statistics reported by the INFO command.",
         "REWRITE", "    Rewrite the configuration file.",
-    };
-    ctx.reply.ArrayHeader(std::size(lines));
-    for (auto l : lines) ctx.reply.Simple(l);
+    });
   } else {
     UnknownSubcommand(ctx, "CONFIG");
   }
@@ -193,8 +194,58 @@ void Slowlog(CommandContext& ctx) {
   } else if (EqualsIgnoreCase(sub, "RESET") && ctx.argc() == 2) {
     ctx.server.ResetSlowlog();
     ctx.reply.Ok();
+  } else if (EqualsIgnoreCase(sub, "HELP")) {
+    ctx.ReplyHelp({
+        "GET [<count>]",
+        "    Return top <count> entries from the slowlog (default: 10, -1 mean all).",
+        "    Entries are made of:",
+        "    id, timestamp, time in microseconds, arguments array, client IP and port,",
+        "    client name",
+        "LEN",
+        "    Return the length of the slowlog.",
+        "RESET",
+        "    Reset the slowlog.",
+    });
   } else {
     UnknownSubcommand(ctx, "SLOWLOG");
+  }
+}
+
+// LATENCY HISTOGRAM [command ...]: a map of command fullname -> {calls,
+// histogram_usec: {boundary usec: cumulative calls}}, as Redis 7. Without
+// arguments every command with samples; a named container also brings its
+// subcommands; unknown names are skipped, repeated names repeated.
+void LatencyHistogramReply(CommandContext& ctx) {
+  Server& server = ctx.server;
+  std::vector<const CommandSpec*> rows;
+  auto add = [&](const CommandSpec& s) {
+    if (server.command_stats(s).latency != nullptr) rows.push_back(&s);
+  };
+  if (ctx.argc() == 2) {
+    for (const CommandSpec* s : server.table().all_rows()) add(*s);
+  } else {
+    for (size_t i = 2; i < ctx.argc(); i++) {
+      const CommandSpec* s = server.table().FindFullName(ctx.arg(i));
+      if (s == nullptr) continue;
+      add(*s);
+      for (const CommandSpec& sub : s->subs()) add(sub);
+    }
+  }
+  auto& r = ctx.reply;
+  r.MapHeader(rows.size());
+  for (const CommandSpec* s : rows) {
+    const LatencyHistogram& h = *server.command_stats(*s).latency;
+    r.Bulk(s->name);
+    r.MapHeader(2);
+    r.Bulk("calls");
+    r.Integer(static_cast<int64_t>(h.count()));
+    r.Bulk("histogram_usec");
+    auto buckets = h.PowerOfTwoRows();
+    r.MapHeader(buckets.size());
+    for (const auto& b : buckets) {
+      r.Integer(b.usec);
+      r.Integer(static_cast<int64_t>(b.cumulative));
+    }
   }
 }
 
@@ -209,22 +260,22 @@ void Latency(CommandContext& ctx) {
   } else if (EqualsIgnoreCase(sub, "DOCTOR") && ctx.argc() == 2) {
     ctx.reply.Verbatim("Dave, no latency spike was observed during the lifetime of this feedkv instance.\n");
   } else if (EqualsIgnoreCase(sub, "HISTOGRAM")) {
-    // Per-command call counts; bucketed histograms are not tracked yet.
-    std::vector<std::pair<std::string, uint64_t>> rows;
-    for (const auto& [name, st] : ctx.server.command_stats()) {
-      bool listed = ctx.argc() == 2;
-      for (size_t i = 2; i < ctx.argc(); i++) listed |= EqualsIgnoreCase(ctx.arg(i), name);
-      if (listed && st.calls > 0) rows.emplace_back(name, st.calls);
-    }
-    ctx.reply.MapHeader(rows.size());
-    for (const auto& [name, calls] : rows) {
-      ctx.reply.Bulk(name);
-      ctx.reply.MapHeader(2);
-      ctx.reply.Bulk("calls");
-      ctx.reply.Integer(static_cast<int64_t>(calls));
-      ctx.reply.Bulk("histogram_usec");
-      ctx.reply.MapHeader(0);
-    }
+    LatencyHistogramReply(ctx);
+  } else if (EqualsIgnoreCase(sub, "HELP")) {
+    ctx.ReplyHelp({
+        "DOCTOR",
+        "    Return a human readable latency analysis report.",
+        "HISTORY <event>",
+        "    Return time-latency samples for the <event> class.",
+        "LATEST",
+        "    Return the latest latency samples for all events.",
+        "RESET [<event> ...]",
+        "    Reset latency data of one or more <event> classes.",
+        "    (default: reset all data for all event classes)",
+        "HISTOGRAM [COMMAND ...]",
+        "    Return a cumulative distribution of latencies in the format of a histogram for the specified command names.",
+        "    If no commands are specified then all histograms are replied.",
+    });
   } else {
     UnknownSubcommand(ctx, "LATENCY");
   }
@@ -254,19 +305,46 @@ void Wait(CommandContext& ctx) {
   ctx.reply.Integer(0);  // no replicas yet
 }
 
+constexpr uint32_t kAdm = kAdmin | kNoScript | kLoading | kStale;
+
+const SubcommandSpec kConfigSubs[] = {
+    {"get", -3, kAdm, "Returns the effective values of configuration parameters."},
+    {"set", -4, kAdm, "Sets configuration parameters in-flight."},
+    {"rewrite", 2, kAdm, "Persists the effective configuration to file."},
+    {"resetstat", 2, kAdm, "Resets the server's statistics."},
+    {"help", 2, kLoading | kStale, "Returns helpful text about the different subcommands."},
+};
+
+const SubcommandSpec kSlowlogSubs[] = {
+    {"get", -2, kAdmin | kLoading | kStale, "Returns the slow log's entries."},
+    {"len", 2, kAdmin | kLoading | kStale, "Returns the number of entries in the slow log."},
+    {"reset", 2, kAdmin | kLoading | kStale, "Clears all entries from the slow log."},
+    {"help", 2, kLoading | kStale, "Returns helpful text about the different subcommands."},
+};
+
+const SubcommandSpec kLatencySubs[] = {
+    {"latest", 2, kAdm, "Returns the latest latency samples for all events."},
+    {"history", 3, kAdm, "Returns timestamp-latency samples for an event."},
+    {"reset", -2, kAdm, "Resets the latency data for one or more events."},
+    {"doctor", 2, kAdm, "Returns a human-readable latency analysis report."},
+    {"histogram", -2, kAdm,
+     "Returns the cumulative distribution of latencies of a subset or all commands."},
+    {"help", 2, kLoading | kStale, "Returns helpful text about the different subcommands."},
+};
+
 const CommandSpec kCommands[] = {
     {"info", -1, kLoading | kStale, 0, 0, 0, Info, "Returns information and statistics about the server.", "server"},
-    {"config", -2, kAdmin | kNoScript | kLoading | kStale, 0, 0, 0, ConfigCmd, "A container for server configuration commands.", "server",
-     "get set rewrite resetstat help"},
+    {"config", -2, 0, 0, 0, 0, ConfigCmd, "A container for server configuration commands.", "server",
+     kConfigSubs},
     {"dbsize", 1, kReadOnly | kFast, 0, 0, 0, DbSize, "Returns the number of keys in the database.", "server"},
     {"flushdb", -1, kWrite, 0, 0, 0, FlushDb, "Removes all keys from the current database.", "server"},
     {"flushall", -1, kWrite, 0, 0, 0, FlushAll, "Removes all keys from all databases.", "server"},
     {"swapdb", 3, kWrite | kFast, 0, 0, 0, SwapDb, "Swaps two Redis databases.", "server"},
     {"time", 1, kLoading | kStale | kFast | kRandom, 0, 0, 0, Time, "Returns the server time.", "server"},
     {"shutdown", -1, kAdmin | kNoScript | kLoading | kStale | kNoMulti, 0, 0, 0, Shutdown, "Synchronously saves the database(s) to disk and shuts down the Redis server.", "server"},
-    {"slowlog", -2, kAdmin | kLoading | kStale, 0, 0, 0, Slowlog, "A container for slow log commands.", "server", "get len reset"},
-    {"latency", -2, kAdmin | kLoading | kStale, 0, 0, 0, Latency, "A container for latency diagnostics commands.", "server",
-     "latest history reset doctor histogram"},
+    {"slowlog", -2, 0, 0, 0, 0, Slowlog, "A container for slow log commands.", "server", kSlowlogSubs},
+    {"latency", -2, 0, 0, 0, 0, Latency, "A container for latency diagnostics commands.", "server",
+     kLatencySubs},
     {"monitor", 1, kAdmin | kNoScript | kLoading | kStale, 0, 0, 0, Monitor, "Listens for all requests received by the server in real-time.", "server"},
     {"role", 1, kNoScript | kLoading | kStale | kFast, 0, 0, 0, Role, "Returns the replication role.", "server"},
     {"wait", 3, 0, 0, 0, 0, Wait, "Blocks until the asynchronous replication of all preceding write commands sent by the connection is completed.", "generic"},

@@ -314,7 +314,6 @@ def test_client_list_and_info(server):
     assert info["cmd"] == "client|info"
 
 
-@pytest.mark.skip(reason="not implemented yet: CLIENT LIST ID/TYPE filters (issue 2 follow-up)")
 def test_client_list_filters(server, raw):
     a, b = raw(), raw()
     ida, idb = a.cmd("CLIENT", "ID"), b.cmd("CLIENT", "ID")

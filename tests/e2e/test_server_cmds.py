@@ -344,7 +344,6 @@ def test_command_count_and_list(raw):
     assert names <= listed  # COMMAND LIST may add container|subcommand names
 
 
-@pytest.mark.skip(reason="not implemented yet: COMMAND INFO lists no subcommands for container commands (issue 2 follow-up)")
 def test_command_info(raw):
     c = raw()
     get, sett, mset, nosuch = c.cmd("COMMAND", "INFO", "get", "SET", "mset", "nosuch")
@@ -439,7 +438,6 @@ def test_slowlog_with_redis_py(r):
     assert r.slowlog_len() >= 1
 
 
-@pytest.mark.skip(reason="not implemented yet: LATENCY HISTOGRAM has no per-command buckets (issue 2 follow-up)")
 def test_latency_latest_and_histogram(server, raw):
     c = raw()
     latest = c.cmd("LATENCY", "LATEST")

@@ -112,7 +112,7 @@ TEST_F(DispatchTest, ErrorsAreCountedInStats) {
   Run({"foo"});
   Run({"echo"});
   EXPECT_EQ(server_->stats().total_error_replies, 2u);
-  EXPECT_EQ(server_->command_stats()["echo"].rejected_calls, 1u);
+  EXPECT_EQ(server_->command_stats(*server_->table().Find("echo")).rejected_calls, 1u);
 }
 
 TEST_F(DispatchTest, ConfigSetIsAtomicAcrossPairs) {
