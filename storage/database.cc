@@ -1,7 +1,6 @@
 #include "storage/database.h"
 
 #include <malloc.h>
-#include <xxhash.h>
 
 #include <algorithm>
 #include <cassert>
@@ -21,9 +20,7 @@ std::string_view ValueTypeName(ValueType t) {
 
 namespace {
 
-constexpr size_t kMinBuckets = 16;
-
-uint64_t HashKey(std::string_view key) { return XXH3_64bits(key.data(), key.size()); }
+uint64_t HashKey(std::string_view key) { return KeyTable::Hash(key); }
 
 char* Payload(Entry* e) { return reinterpret_cast<char*>(e) + sizeof(Entry); }
 const char* Payload(const Entry* e) { return reinterpret_cast<const char*>(e) + sizeof(Entry); }
@@ -93,6 +90,11 @@ void FreeValue(Entry* e) {
   if (e->encoding == kEncObject) delete e->v.obj;
 }
 
+void FreeEntry(Entry* e) {
+  FreeValue(e);
+  std::free(e);
+}
+
 // Builds a string entry by the one encoding rule: int if canonical, embedded
 // if short, raw otherwise.
 Entry* MakeStringEntry(std::string_view key, std::string_view value, int64_t expire_ms) {
@@ -145,27 +147,23 @@ void Database::UpdateObjectMemory(Entry* e) {
   SetObjectAccounted(e, now);
 }
 
-Database::Database(int index) : index_(index), buckets_(kMinBuckets, nullptr) {}
+Database::Database(int index) : index_(index) {}
 
-Database::~Database() { Clear(); }
+Database::~Database() { table_.Clear(FreeEntry); }
 
-Entry** Database::FindLink(std::string_view key, uint64_t hash) const {
-  auto** link = const_cast<Entry**>(&buckets_[hash & (buckets_.size() - 1)]);
-  while (*link != nullptr) {
-    Entry* e = *link;
-    if (e->key_len == key.size() && e->key() == key) return link;
-    link = &e->next;
-  }
-  return link;
+Entry** Database::LinkFor(std::string_view key) {
+  table_.RehashStep();
+  return table_.FindLink(key, HashKey(key));
 }
 
-Entry* Database::Find(std::string_view key) const { return *FindLink(key, HashKey(key)); }
+Entry* Database::Find(std::string_view key) const { return table_.Find(key, HashKey(key)); }
 
 Entry* Database::Lookup(std::string_view key, int64_t now_ms) {
-  Entry** link = FindLink(key, HashKey(key));
+  Entry** link = LinkFor(key);
   Entry* e = *link;
   if (e != nullptr && e->has_expire && e->expire_ms() <= now_ms) {
     ExpireEntry(link);
+    table_.MaybeResize(size_);
     return nullptr;
   }
   return e;
@@ -195,7 +193,7 @@ Entry* Database::Replace(Entry** link, Entry* fresh) {
   *link = fresh;
   memory_ += AccountedMemory(fresh);
   if (fresh->has_expire) expires_++;
-  if (old == nullptr) MaybeGrow();
+  if (old == nullptr) table_.MaybeResize(size_);  // after the last use of link
   return fresh;
 }
 
@@ -205,14 +203,12 @@ void Database::RemoveLink(Entry** link) {
   memory_ -= AccountedMemory(e);
   if (e->has_expire) expires_--;
   size_--;
-  FreeValue(e);
-  std::free(e);
+  FreeEntry(e);
 }
 
 Entry* Database::SetString(std::string_view key, std::string_view value, int64_t expire_ms,
                            bool keep_ttl) {
-  uint64_t h = HashKey(key);
-  Entry** link = FindLink(key, h);
+  Entry** link = LinkFor(key);
   if (keep_ttl && *link != nullptr && (*link)->has_expire) expire_ms = (*link)->expire_ms();
   // `value` may point into the old entry (APPEND, SETRANGE); build first.
   Entry* fresh = MakeStringEntry(key, value, expire_ms);
@@ -221,8 +217,7 @@ Entry* Database::SetString(std::string_view key, std::string_view value, int64_t
 
 Entry* Database::SetInteger(std::string_view key, int64_t value, int64_t expire_ms,
                             bool keep_ttl) {
-  uint64_t h = HashKey(key);
-  Entry** link = FindLink(key, h);
+  Entry** link = LinkFor(key);
   Entry* e = *link;
   if (e != nullptr && e->type == ValueType::kString && e->encoding == kEncInt &&
       (keep_ttl || (!e->has_expire && expire_ms == kNoExpire))) {
@@ -264,7 +259,7 @@ Entry* Database::MakeRaw(Entry** link) {
 }
 
 size_t Database::AppendString(std::string_view key, std::string_view tail) {
-  Entry* e = MakeRaw(FindLink(key, HashKey(key)));
+  Entry* e = MakeRaw(LinkFor(key));
   memory_ -= AccountedMemory(e);
   e->v.raw->append(tail);
   memory_ += AccountedMemory(e);
@@ -272,7 +267,7 @@ size_t Database::AppendString(std::string_view key, std::string_view tail) {
 }
 
 size_t Database::SetRange(std::string_view key, size_t offset, std::string_view data) {
-  Entry* e = MakeRaw(FindLink(key, HashKey(key)));
+  Entry* e = MakeRaw(LinkFor(key));
   std::string& s = *e->v.raw;
   memory_ -= AccountedMemory(e);
   if (s.size() < offset + data.size()) {
@@ -316,7 +311,7 @@ bool Database::StringAsInteger(const Entry* e, int64_t* out) {
 
 Entry* Database::SetObject(std::string_view key, std::unique_ptr<Object> obj, int64_t expire_ms,
                            bool keep_ttl) {
-  Entry** link = FindLink(key, HashKey(key));
+  Entry** link = LinkFor(key);
   if (keep_ttl && *link != nullptr && (*link)->has_expire) expire_ms = (*link)->expire_ms();
   uint64_t accounted = obj->MemoryUsage();
   Entry* fresh = AllocEntry(key, expire_ms, obj->type(), kEncObject,
@@ -326,14 +321,15 @@ Entry* Database::SetObject(std::string_view key, std::unique_ptr<Object> obj, in
 }
 
 bool Database::Delete(std::string_view key) {
-  Entry** link = FindLink(key, HashKey(key));
+  Entry** link = LinkFor(key);
   if (*link == nullptr) return false;
   RemoveLink(link);
+  table_.MaybeResize(size_);
   return true;
 }
 
 void Database::SetExpire(std::string_view key, int64_t expire_ms) {
-  Entry** link = FindLink(key, HashKey(key));
+  Entry** link = LinkFor(key);
   Entry* old = *link;
   if (old == nullptr) return;
   if (!old->has_expire && expire_ms == kNoExpire) return;
@@ -364,11 +360,11 @@ void Database::CopyKey(const Entry* e, Database* to, std::string_view new_key) c
     fresh->v.obj = e->v.obj->Clone().release();
     SetObjectAccounted(fresh, fresh->v.obj->MemoryUsage());
   }
-  to->Replace(to->FindLink(new_key, HashKey(new_key)), fresh);
+  to->Replace(to->LinkFor(new_key), fresh);
 }
 
 void Database::MoveKey(std::string_view key, Database* to, std::string_view new_key) {
-  Entry** link = FindLink(key, HashKey(key));
+  Entry** link = LinkFor(key);
   Entry* e = *link;
   assert(e != nullptr);
   if (to == this && key == new_key) return;
@@ -382,25 +378,18 @@ void Database::MoveKey(std::string_view key, Database* to, std::string_view new_
   if (e->has_expire) expires_--;
   size_--;
   std::free(e);  // the value now belongs to `fresh`
-  to->Replace(to->FindLink(new_key, HashKey(new_key)), fresh);
+  to->Replace(to->LinkFor(new_key), fresh);
+  table_.MaybeResize(size_);
 }
 
 void Database::Clear() {
-  for (Entry*& head : buckets_) {
-    while (head != nullptr) {
-      Entry* next = head->next;
-      FreeValue(head);
-      std::free(head);
-      head = next;
-    }
-  }
-  buckets_.assign(kMinBuckets, nullptr);
+  table_.Clear(FreeEntry);
   size_ = expires_ = memory_ = 0;
   expire_cursor_ = 0;
 }
 
 void Database::Swap(Database& other) {
-  std::swap(buckets_, other.buckets_);
+  table_.Swap(other.table_);
   std::swap(size_, other.size_);
   std::swap(expires_, other.expires_);
   std::swap(memory_, other.memory_);
@@ -408,92 +397,47 @@ void Database::Swap(Database& other) {
   std::swap(avg_ttl_ms_, other.avg_ttl_ms_);
 }
 
-void Database::MaybeGrow() {
-  if (size_ > buckets_.size()) Resize(buckets_.size() * 2);
-}
-
-void Database::Resize(size_t nbuckets) {
-  std::vector<Entry*> fresh(nbuckets, nullptr);
-  for (Entry* head : buckets_) {
-    while (head != nullptr) {
-      Entry* next = head->next;
-      Entry*& slot = fresh[HashKey(head->key()) & (nbuckets - 1)];
-      head->next = slot;
-      slot = head;
-      head = next;
-    }
-  }
-  buckets_.swap(fresh);
-  expire_cursor_ &= nbuckets - 1;
-}
-
-namespace {
-uint64_t Rev(uint64_t v) {
-  v = ((v >> 1) & 0x5555555555555555ull) | ((v & 0x5555555555555555ull) << 1);
-  v = ((v >> 2) & 0x3333333333333333ull) | ((v & 0x3333333333333333ull) << 2);
-  v = ((v >> 4) & 0x0F0F0F0F0F0F0F0Full) | ((v & 0x0F0F0F0F0F0F0F0Full) << 4);
-  v = ((v >> 8) & 0x00FF00FF00FF00FFull) | ((v & 0x00FF00FF00FF00FFull) << 8);
-  v = ((v >> 16) & 0x0000FFFF0000FFFFull) | ((v & 0x0000FFFF0000FFFFull) << 16);
-  return (v >> 32) | (v << 32);
-}
-}  // namespace
-
 uint64_t Database::Scan(uint64_t cursor, size_t count,
                         const std::function<void(const Entry*)>& fn) const {
-  const uint64_t mask = buckets_.size() - 1;
   size_t visited = 0;
   do {
-    for (const Entry* e = buckets_[cursor & mask]; e != nullptr; e = e->next) fn(e);
-    // Increment the reversed cursor: the high bits advance first, so a
-    // resize between calls neither skips nor loses buckets.
-    cursor |= ~mask;
-    cursor = Rev(cursor);
-    cursor++;
-    cursor = Rev(cursor);
+    cursor = table_.ScanStep(cursor, [&](Entry** head) {
+      for (const Entry* e = *head; e != nullptr; e = e->next) fn(e);
+    });
   } while (cursor != 0 && ++visited < count);
   return cursor;
 }
 
 void Database::ForEach(const std::function<void(const Entry*)>& fn) const {
-  for (const Entry* head : buckets_) {
+  table_.ForEachHead([&](const Entry* head) {
     for (const Entry* e = head; e != nullptr; e = e->next) fn(e);
-  }
+  });
 }
 
 const Entry* Database::RandomEntry(uint64_t random) const {
-  if (size_ == 0) return nullptr;
-  // Pick a random non-empty bucket, then a random element of its chain.
-  // Bucket indexes come from a fully mixed sequence (an LCG's low bits cycle
-  // too briefly to reach every bucket); a sparse table falls back to a
-  // linear walk, which always ends because some bucket holds a key.
-  const size_t mask = buckets_.size() - 1;
-  uint64_t x = random;
-  auto next = [&x] {
-    x += 0x9E3779B97F4A7C15ull;  // splitmix64
-    uint64_t z = x;
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-  };
-  size_t b = next() & mask;
-  for (int tries = 0; tries < 64 && buckets_[b] == nullptr; tries++) b = next() & mask;
-  while (buckets_[b] == nullptr) b = (b + 1) & mask;
-  const Entry* head = buckets_[b];
-  size_t len = 0;
-  for (const Entry* e = head; e != nullptr; e = e->next) len++;
-  size_t pick = (next() >> 33) % len;
-  while (pick-- > 0) head = head->next;
-  return head;
+  return size_ == 0 ? nullptr : table_.Random(random);
 }
 
-size_t Database::ActiveExpireCycle(int64_t now_ms, size_t max_buckets) {
+bool Database::IncrementalRehash(int64_t budget_us) {
+  table_.MaybeResize(size_);
+  return table_.RehashFor(budget_us);
+}
+
+size_t Database::ActiveExpireCycle(int64_t now_ms, size_t max_buckets, int64_t rehash_us) {
+  size_t removed = ExpireBuckets(now_ms, max_buckets);
+  IncrementalRehash(rehash_us);
+  return removed;
+}
+
+size_t Database::ExpireBuckets(int64_t now_ms, size_t max_buckets) {
   if (expires_ == 0) return 0;
-  size_t removed = 0;
+  size_t removed = 0, visited = 0;
   int64_t ttl_sum = 0, ttl_n = 0;
-  for (size_t i = 0; i < max_buckets && expires_ > 0; i++) {
-    size_t b = expire_cursor_;
-    expire_cursor_ = (expire_cursor_ + 1) & (buckets_.size() - 1);
-    Entry** link = &buckets_[b];
+  // A SCAN cursor rather than a bucket index, so that the walk covers every
+  // bucket even when the table resizes or is mid-rehash between cron ticks.
+  // No rehash step or resize may run inside the walk: it holds links.
+  auto expire_bucket = [&](Entry** link) {
+    visited++;
     while (*link != nullptr) {
       Entry* e = *link;
       if (e->has_expire) {
@@ -508,7 +452,10 @@ size_t Database::ActiveExpireCycle(int64_t now_ms, size_t max_buckets) {
       }
       link = &e->next;
     }
-  }
+  };
+  do {
+    expire_cursor_ = table_.ScanStep(expire_cursor_, expire_bucket);
+  } while (expire_cursor_ != 0 && visited < max_buckets && expires_ > 0);
   if (ttl_n > 0) {
     int64_t avg = ttl_sum / ttl_n;
     // Smooth like Redis's stat: half the old estimate, half the new one.

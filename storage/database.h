@@ -4,16 +4,23 @@
 // holding a 24-byte header, the expire time only when the key has one, the
 // key bytes, and a string value of up to kEmbedMax bytes. Longer strings and
 // all other types hang off the header by pointer. Entries chain in a
-// power-of-two bucket array; SCAN uses Redis's reverse-binary cursor over the
-// buckets, so a scan returns every key present throughout it even across
-// resizes. Strings that are canonical decimal int64s are stored as integers
-// (Redis's "int" encoding), which makes INCR allocation-free.
+// power-of-two bucket array (KeyTable, storage/key_table.h) that grows and
+// shrinks incrementally: each keyspace operation moves one bucket of an
+// in-progress rehash and ActiveExpireCycle (the cron entry point) moves more
+// for up to a millisecond, so no command stalls on rehashing a big keyspace.
+// SCAN uses Redis's reverse-binary cursor over the buckets, so a scan returns
+// every key present throughout it even across resizes and mid-rehash.
+// Strings that are canonical decimal int64s are stored as integers (Redis's
+// "int" encoding), which makes INCR allocation-free.
 //
 // Expiry is lazy (Lookup drops an expired key) plus active (ActiveExpireCycle
-// walks buckets incrementally from a cursor). Removal of an expired key is
-// reported through the expire hook so the server can log a DEL to the AOF.
+// walks buckets incrementally from a SCAN cursor). Removal of an expired key
+// is reported through the expire hook so the server can log a DEL to the AOF.
 //
-// Not thread-safe: owned and used by the command thread only.
+// Rehashing relinks entries and never moves them, so it leaves Entry
+// pointers valid (a write to a key may still rebuild that key's entry).
+// Not thread-safe: owned and used by the command thread only (a snapshot
+// fork child reads its copy).
 #pragma once
 
 #include <cstdint>
@@ -23,6 +30,7 @@
 #include <string_view>
 #include <vector>
 
+#include "storage/key_table.h"
 #include "storage/object.h"
 
 namespace feedkv {
@@ -132,19 +140,32 @@ class Database {
   // A random live-or-expired entry, nullptr if empty.
   const Entry* RandomEntry(uint64_t random) const;
 
-  // Removes expired keys, walking at most `max_buckets` buckets from where
-  // the last call stopped. Returns the number of keys removed.
-  size_t ActiveExpireCycle(int64_t now_ms, size_t max_buckets);
+  // The cron entry point. Removes expired keys, walking at most `max_buckets`
+  // buckets from where the last call stopped (at most one pass), then runs
+  // IncrementalRehash(rehash_us). Returns the number of keys removed.
+  static constexpr int64_t kCronRehashMicros = 1000;  // Redis's 1 ms per cron
+  size_t ActiveExpireCycle(int64_t now_ms, size_t max_buckets,
+                           int64_t rehash_us = kCronRehashMicros);
+  // Starts a resize that is due (e.g. a shrink after mass expiry) and
+  // advances the rehash for about `budget_us`. True while still rehashing.
+  bool IncrementalRehash(int64_t budget_us);
+  // Whether a resize is in progress (two bucket arrays).
+  bool rehashing() const { return table_.rehashing(); }
+  // Buckets of both arrays.
+  size_t bucket_count() const { return table_.bucket_count(); }
   // Sum of remaining TTLs / count over keys sampled by the last active cycle.
   int64_t avg_ttl_ms() const { return avg_ttl_ms_; }
 
-  // Bytes used by entries, values and buckets (approximate malloc cost).
-  size_t MemoryUsage() const { return memory_ + buckets_.size() * sizeof(Entry*); }
+  // Bytes used by entries, values and both bucket arrays (approximate malloc
+  // cost).
+  size_t MemoryUsage() const { return memory_ + table_.MemoryUsage(); }
   // What one key costs now (MEMORY USAGE).
   static size_t EntryMemory(const Entry* e);
 
  private:
-  Entry** FindLink(std::string_view key, uint64_t hash) const;
+  // The link for `key` (see KeyTable::FindLink), after one rehash step:
+  // stepping first keeps the link valid for the caller's use.
+  Entry** LinkFor(std::string_view key);
   // Installs `fresh` in place of *link (or appends it when *link is null),
   // freeing the old block and its value.
   Entry* Replace(Entry** link, Entry* fresh);
@@ -152,17 +173,19 @@ class Database {
   Entry* MakeRaw(Entry** link);
   // What memory_ holds for an entry (objects: the size measured last).
   static size_t AccountedMemory(const Entry* e);
+  // Unlinks and frees. Does not resize (callers may hold other links); the
+  // public operation that removed keys calls table_.MaybeResize at its end.
   void RemoveLink(Entry** link);
-  void MaybeGrow();
-  void Resize(size_t nbuckets);
   void ExpireEntry(Entry** link);
+  // ActiveExpireCycle's walk.
+  size_t ExpireBuckets(int64_t now_ms, size_t max_buckets);
 
   int index_;
-  std::vector<Entry*> buckets_;
+  KeyTable table_;
   size_t size_ = 0;
   size_t expires_ = 0;
   size_t memory_ = 0;
-  size_t expire_cursor_ = 0;
+  uint64_t expire_cursor_ = 0;  // a SCAN cursor
   int64_t avg_ttl_ms_ = 0;
   ExpireHook expire_hook_;
 };
