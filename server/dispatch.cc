@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "server/command_context.h"
+#include "server/monotonic_clock.h"
 #include "server/network.h"
 #include "server/server.h"
 #include "storage/database.h"
@@ -14,10 +15,6 @@ namespace feedkv::server {
 
 namespace {
 
-int64_t MonotonicNs() {
-  using namespace std::chrono;
-  return duration_cast<nanoseconds>(steady_clock::now().time_since_epoch()).count();
-}
 
 // Quotes an argument as Redis's sdscatrepr does (MONITOR, slow log peers).
 std::string Repr(std::string_view s) {
@@ -222,9 +219,9 @@ void Server::Call(Client& c, const CommandSpec& called, std::span<const std::str
   if (!monitors_.empty() && !(spec.flags & kSkipMonitor) && !loading_) FeedMonitors(c, args);
   CommandContext ctx(*this, c, spec, args);
   call_depth_++;
-  int64_t start = MonotonicNs();
+  int64_t start = MonotonicClock::NowNs();
   spec.handler(ctx);
-  auto took_ns = static_cast<uint64_t>(MonotonicNs() - start);
+  auto took_ns = static_cast<uint64_t>(MonotonicClock::NowNs() - start);
   call_depth_--;
   st.calls++;
   st.nsec += took_ns;

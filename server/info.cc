@@ -1,4 +1,5 @@
 #include "server/info.h"
+#include "server/monotonic_clock.h"
 
 #include <malloc.h>
 #include <sys/resource.h>
@@ -51,11 +52,12 @@ void Server_(Server& s, std::string* o) {
   *o += fmt::format(
       "redis_version:{}\r\nfeedkv_version:{}\r\nredis_git_sha1:00000000\r\nredis_git_dirty:0\r\n"
       "redis_build_id:0\r\nredis_mode:standalone\r\nos:{} {} {}\r\narch_bits:64\r\n"
-      "monotonic_clock:POSIX clock_gettime\r\nmultiplexing_api:epoll\r\natomicvar_api:c11-builtin\r\n"
+      "monotonic_clock:{}\r\nmultiplexing_api:epoll\r\natomicvar_api:c11-builtin\r\n"
       "gcc_version:{}.{}.{}\r\nprocess_id:{}\r\nprocess_supervised:no\r\nrun_id:{}\r\ntcp_port:{}\r\n"
       "server_time_usec:{}\r\nuptime_in_seconds:{}\r\nuptime_in_days:{}\r\nhz:{}\r\n"
       "configured_hz:{}\r\nlru_clock:{}\r\nexecutable:\r\nconfig_file:{}\r\nio_threads_active:0\r\n",
-      kRedisCompatVersion, kFeedkvVersion, u.sysname, u.release, u.machine, __GNUC__,
+      kRedisCompatVersion, kFeedkvVersion, u.sysname, u.release, u.machine,
+      MonotonicClock::Description(), __GNUC__,
       __GNUC_MINOR__, __GNUC_PATCHLEVEL__, getpid(), s.run_id(), s.tcp_port(), now_us, uptime,
       uptime / 86400, s.cfg().hz, s.cfg().hz, (now_us / 1000000) & ((1 << 24) - 1),
       s.config().file());

@@ -13,6 +13,7 @@
 #include "server/command_docs.h"
 #include "server/command_table.h"
 #include "server/config.h"
+#include "server/monotonic_clock.h"
 #include "server/server.h"
 #include "server/startup.h"
 
@@ -41,6 +42,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "*** FATAL CONFIG ERROR *** %s\n", s.ToString().c_str());
     return 1;
   }
+  MonotonicClock::Init();  // ~10 ms of TSC calibration, before any command is timed
   boost::asio::io_context io(1);
   Server server(io, std::move(config));
   if (!server.cfg().pidfile.empty()) {
