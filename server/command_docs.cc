@@ -18,8 +18,9 @@ std::string Row(const CommandSpec& s) {
   std::string name(s.name);
   for (char& c : name) c = c == '|' ? ' ' : static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
   return fmt::format("| {} | {} | {} | {} | {} |\n", name, s.arity, flags,
-                     s.first_key > 0 ? fmt::format("{},{},{}", s.first_key, s.last_key, s.key_step)
-                                     : std::string("-"),
+                     (s.flags & kKeyNum) ? fmt::format("numkeys at {}", s.first_key)
+                     : s.first_key > 0   ? fmt::format("{},{},{}", s.first_key, s.last_key, s.key_step)
+                                         : std::string("-"),
                      s.summary);
 }
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <charconv>
 #include <cstdio>
 #include <cstdlib>
 
@@ -29,7 +30,8 @@ bool EqualsLower(std::string_view s, std::string_view lower) {
   std::abort();
 }
 
-bool BadKeys(int arity, int first_key, int last_key, int key_step) {
+bool BadKeys(int arity, uint32_t flags, int first_key, int last_key, int key_step) {
+  if ((flags & kKeyNum) && (first_key <= 0 || last_key != first_key || key_step != 1)) return true;
   return first_key < 0 || (first_key == 0 && last_key != 0) || (first_key > 0 && key_step <= 0) ||
          (arity > 0 && first_key >= arity);
 }
@@ -60,7 +62,7 @@ CommandTable::CommandTable() {
     for (const CommandSpec& spec : family) {
       if (spec.name != Lower(spec.name) || spec.handler == nullptr ||
           spec.name.find('|') != std::string_view::npos ||
-          BadKeys(spec.arity, spec.first_key, spec.last_key, spec.key_step)) {
+          BadKeys(spec.arity, spec.flags, spec.first_key, spec.last_key, spec.key_step)) {
         BadDeclaration("bad command declaration", spec.name);
       }
       CommandSpec& row = rows_.emplace_back(spec);
@@ -82,7 +84,7 @@ CommandTable::CommandTable() {
       const std::string& full = full_names_.emplace_back(std::string(container.name) + "|" +
                                                          std::string(sub.name));
       if (sub.name.empty() || sub.name != Lower(sub.name) || sub.arity == 0 ||
-          BadKeys(sub.arity, sub.first_key, sub.last_key, sub.key_step) ||
+          BadKeys(sub.arity, sub.flags, sub.first_key, sub.last_key, sub.key_step) ||
           container.FindSubcommand(sub.name) != nullptr) {
         BadDeclaration("bad subcommand declaration", full);
       }
@@ -127,11 +129,25 @@ const CommandSpec* CommandTable::Lookup(std::span<const std::string_view> argv,
   return sub;
 }
 
-std::vector<int> CommandTable::KeyPositions(const CommandSpec& spec, size_t argc) {
+std::vector<int> CommandTable::KeyPositions(const CommandSpec& spec,
+                                           std::span<const std::string_view> argv) {
   std::vector<int> keys;
   if (spec.first_key <= 0) return keys;
-  int last = spec.last_key >= 0 ? spec.last_key : static_cast<int>(argc) + spec.last_key;
-  for (int i = spec.first_key; i <= last && i < static_cast<int>(argc); i += spec.key_step) {
+  const int argc = static_cast<int>(argv.size());
+  if (spec.flags & kKeyNum) {
+    if (spec.first_key >= argc) return keys;
+    const std::string_view count = argv[static_cast<size_t>(spec.first_key)];
+    int n = 0;
+    auto [end, ec] = std::from_chars(count.data(), count.data() + count.size(), n);
+    if (ec != std::errc() || end != count.data() + count.size() || n <= 0 ||
+        n > argc - spec.first_key - 1) {
+      return keys;
+    }
+    for (int i = 1; i <= n; ++i) keys.push_back(spec.first_key + i);
+    return keys;
+  }
+  int last = spec.last_key >= 0 ? spec.last_key : argc + spec.last_key;
+  for (int i = spec.first_key; i <= last && i < argc; i += spec.key_step) {
     keys.push_back(i);
   }
   return keys;
@@ -146,6 +162,7 @@ std::vector<std::string_view> FlagNames(uint32_t f) {
       {kLoading, "loading"},   {kStale, "stale"},       {kFast, "fast"},
       {kNoAuth, "no_auth"},    {kNoMulti, "no_multi"},  {kSkipMonitor, "skip_monitor"},
       {kAllowBusy, "allow_busy"}, {kMayReplicate, "may_replicate"},
+      {kKeyNum, "movablekeys"},
   };
   for (const N& n : kNames) {
     if (f & n.bit) r.push_back(n.name);

@@ -47,6 +47,10 @@ enum CommandFlag : uint32_t {
   kAllowBusy = 1u << 13,
   kRandom = 1u << 14,      // non-deterministic; must propagate a deterministic form
   kMayReplicate = 1u << 15,
+  // Keys given by count, as SINTERCARD numkeys key [key ...]: argv[first_key] is the
+  // number of keys and they follow it (last_key and key_step must be first_key and 1).
+  // COMMAND INFO shows Redis's "movablekeys" flag and a "keynum" key spec.
+  kKeyNum = 1u << 16,
 };
 
 // One subcommand of a container, as declared by its family. Arity counts
@@ -116,8 +120,10 @@ class CommandTable {
   size_t size() const { return rows_.size(); }
 
   // Positions of key arguments in argv according to the spec. Empty for
-  // keyless commands, and for argv too short for the declared positions.
-  static std::vector<int> KeyPositions(const CommandSpec& spec, size_t argc);
+  // keyless commands, for argv too short for the declared positions, and for a
+  // kKeyNum command whose count is not a positive integer that argv can hold.
+  static std::vector<int> KeyPositions(const CommandSpec& spec,
+                                       std::span<const std::string_view> argv);
 
  private:
   std::vector<CommandSpec> rows_;          // reserved once: pointers stay valid

@@ -20,9 +20,11 @@ void WriteInfo(CommandContext& ctx, const CommandSpec& s) {
   std::erase(flags, std::string_view("no_multi"));
   r.SetHeader(flags.size());
   for (auto f : flags) r.Simple(f);
-  r.Integer(s.first_key);
-  r.Integer(s.last_key);
-  r.Integer(s.key_step);
+  // Redis's legacy triple is 0,0,0 for keys given by count; the key spec says where.
+  const bool keynum = (s.flags & kKeyNum) != 0;
+  r.Integer(keynum ? 0 : s.first_key);
+  r.Integer(keynum ? 0 : s.last_key);
+  r.Integer(keynum ? 0 : s.key_step);
   r.SetHeader(0);  // ACL categories
   r.SetHeader(0);  // tips
   if (s.first_key > 0) {
@@ -42,15 +44,27 @@ void WriteInfo(CommandContext& ctx, const CommandSpec& s) {
     r.Bulk("find_keys");
     r.MapHeader(2);
     r.Bulk("type");
-    r.Bulk("range");
-    r.Bulk("spec");
-    r.MapHeader(3);
-    r.Bulk("lastkey");
-    r.Integer(s.last_key < 0 ? s.last_key : s.last_key - s.first_key);
-    r.Bulk("keystep");
-    r.Integer(s.key_step);
-    r.Bulk("limit");
-    r.Integer(0);
+    if (keynum) {
+      r.Bulk("keynum");
+      r.Bulk("spec");
+      r.MapHeader(3);
+      r.Bulk("keynumidx");
+      r.Integer(0);
+      r.Bulk("firstkey");
+      r.Integer(1);
+      r.Bulk("keystep");
+      r.Integer(1);
+    } else {
+      r.Bulk("range");
+      r.Bulk("spec");
+      r.MapHeader(3);
+      r.Bulk("lastkey");
+      r.Integer(s.last_key < 0 ? s.last_key : s.last_key - s.first_key);
+      r.Bulk("keystep");
+      r.Integer(s.key_step);
+      r.Bulk("limit");
+      r.Integer(0);
+    }
   } else {
     r.ArrayHeader(0);
   }
@@ -140,7 +154,11 @@ void Command(CommandContext& ctx) {
       ctx.Error("ERR Invalid number of arguments specified for command");
       return;
     }
-    auto pos = CommandTable::KeyPositions(*s, argv.size());
+    auto pos = CommandTable::KeyPositions(*s, argv);
+    if (pos.empty() && (s->flags & kKeyNum)) {
+      ctx.Error("ERR Invalid arguments specified for command");  // a bad key count
+      return;
+    }
     if (pos.empty()) {
       ctx.Error("ERR The command has no key arguments");
       return;

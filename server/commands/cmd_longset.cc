@@ -275,7 +275,7 @@ const CommandSpec kCommands[] = {
     {"lsmembers", 2, kReadOnly, 1, 1, 1, LsMembers, "Returns all members of a longset, as integers.", "longset"},
     {"lsscan", -3, kReadOnly, 1, 1, 1, LsScan, "Iterates over the members of a longset, stable across growth.", "longset"},
     {"lsinter", -2, kReadOnly, 1, -1, 1, LsInter, "Returns the intersection of longsets, as integers.", "longset"},
-    {"lsintercard", -3, kReadOnly, 0, 0, 0, LsInterCard, "Returns the number of members of the intersection of longsets.", "longset"},
+    {"lsintercard", -3, kReadOnly | kKeyNum, 1, 1, 1, LsInterCard, "Returns the number of members of the intersection of longsets.", "longset"},
     {"lsdiff", -2, kReadOnly, 1, -1, 1, LsDiff, "Returns the members of the first longset that are in none of the others.", "longset"},
     {"lsinfo", 2, kReadOnly, 1, 1, 1, LsInfo, "Returns a longset's table statistics: capacity, count, tombstones, fill, probe lengths.", "longset"},
 };

@@ -461,7 +461,7 @@ const CommandSpec kCommands[] = {
     {"spop", -2, kWrite | kRandom | kFast, 1, 1, 1, SPop, "Returns one or more random members from a set after removing them. Deletes the set if the last member was popped.", "set"},
     {"smove", 4, kWrite | kFast, 1, 2, 1, SMove, "Moves a member from one set to another.", "set"},
     {"sinter", -2, kReadOnly, 1, -1, 1, SInter, "Returns the intersect of multiple sets.", "set"},
-    {"sintercard", -3, kReadOnly, 0, 0, 0, SInterCard, "Returns the number of members of the intersect of multiple sets.", "set"},
+    {"sintercard", -3, kReadOnly | kKeyNum, 1, 1, 1, SInterCard, "Returns the number of members of the intersect of multiple sets.", "set"},
     {"sinterstore", -3, kW, 1, -1, 1, SInterStore, "Stores the intersect of multiple sets in a key.", "set"},
     {"sunion", -2, kReadOnly, 1, -1, 1, SUnion, "Returns the union of multiple sets.", "set"},
     {"sunionstore", -3, kW, 1, -1, 1, SUnionStore, "Stores the union of multiple sets in a key.", "set"},

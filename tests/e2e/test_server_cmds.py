@@ -390,6 +390,26 @@ def test_command_getkeys(raw):
     assert c.cmd("COMMAND", "GETKEYS", "NOSUCH", "x") == RespError("ERR Invalid command specified")
 
 
+def test_keys_given_by_count(raw):
+    """SINTERCARD numkeys key [key ...]: keys found through the count, as Redis 7 does
+    (cluster clients route by COMMAND GETKEYS / the keynum key spec)."""
+    c = raw()
+    assert c.cmd("COMMAND", "GETKEYS", "SINTERCARD", "2", "a", "b", "LIMIT", "3") == [b"a", b"b"]
+    assert c.cmd("COMMAND", "GETKEYS", "SINTERCARD", "5", "a", "b") == RespError(
+        "ERR Invalid arguments specified for command")
+    info = c.cmd("COMMAND", "INFO", "SINTERCARD")[0]
+    assert info[0] == b"sintercard" and info[1] == -3
+    flags = [f.decode() if isinstance(f, bytes) else f for f in info[2]]
+    assert "movablekeys" in flags and "readonly" in flags
+    assert info[3:6] == [0, 0, 0]
+    flat = lambda a: dict(zip(a[::2], a[1::2]))  # a RESP2 map
+    spec = flat(info[8][0])
+    assert flat(spec[b"begin_search"]) == {b"type": b"index", b"spec": [b"index", 1]}
+    find = flat(spec[b"find_keys"])
+    assert find[b"type"] == b"keynum"
+    assert flat(find[b"spec"]) == {b"keynumidx": 0, b"firstkey": 1, b"keystep": 1}
+
+
 # --- SLOWLOG / LATENCY --------------------------------------------------------------
 
 def test_slowlog(server, raw):

@@ -30,12 +30,31 @@ TEST(CommandTableTest, LookupIsCaseInsensitive) {
 }
 
 TEST(CommandTableTest, KeyPositionsFollowFirstLastStep) {
+  using Argv = std::vector<std::string_view>;
   CommandSpec mset{"mset", -3, kWrite, 1, -1, 2, [](CommandContext&) {}, "s", "string"};
-  EXPECT_EQ(CommandTable::KeyPositions(mset, 5), (std::vector<int>{1, 3}));
+  EXPECT_EQ(CommandTable::KeyPositions(mset, Argv{"mset", "a", "1", "b", "2"}),
+            (std::vector<int>{1, 3}));
   CommandSpec get{"get", 2, kReadOnly, 1, 1, 1, [](CommandContext&) {}, "s", "string"};
-  EXPECT_EQ(CommandTable::KeyPositions(get, 2), (std::vector<int>{1}));
+  EXPECT_EQ(CommandTable::KeyPositions(get, Argv{"get", "k"}), (std::vector<int>{1}));
   CommandSpec ping{"ping", -1, 0, 0, 0, 0, [](CommandContext&) {}, "s", "connection"};
-  EXPECT_TRUE(CommandTable::KeyPositions(ping, 1).empty());
+  EXPECT_TRUE(CommandTable::KeyPositions(ping, Argv{"ping"}).empty());
+}
+
+// SINTERCARD numkeys key [key ...] [LIMIT n]: the count says how many keys follow it.
+TEST(CommandTableTest, KeyPositionsOfKeysGivenByCount) {
+  using Argv = std::vector<std::string_view>;
+  CommandTable t;
+  for (std::string_view name : {"sintercard", "lsintercard"}) {
+    const CommandSpec* s = t.Find(name);
+    ASSERT_NE(s, nullptr);
+    EXPECT_TRUE(s->flags & kKeyNum) << name;
+    EXPECT_EQ(CommandTable::KeyPositions(*s, Argv{name, "2", "a", "b", "LIMIT", "5"}),
+              (std::vector<int>{2, 3}));
+    // Counts argv cannot hold, zero, negative or not a number: no keys.
+    for (std::string_view bad : {"3", "0", "-1", "x", "1x", ""}) {
+      EXPECT_TRUE(CommandTable::KeyPositions(*s, Argv{name, bad, "a", "b"}).empty()) << bad;
+    }
+  }
 }
 
 class DispatchTest : public CommandTest {};

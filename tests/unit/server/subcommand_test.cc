@@ -31,7 +31,8 @@ TEST(SubcommandTableTest, SubcommandsAreRowsNamedContainerBarSub) {
   // OBJECT's key is on its subcommands, as in Redis 7.
   const CommandSpec* enc = t.FindFullName("object|encoding");
   ASSERT_NE(enc, nullptr);
-  EXPECT_EQ(CommandTable::KeyPositions(*enc, 3), std::vector<int>{2});
+  EXPECT_EQ(CommandTable::KeyPositions(*enc, std::vector<std::string_view>{"object", "encoding", "k"}),
+            std::vector<int>{2});
   EXPECT_EQ(t.Find("object")->first_key, 0);
 }
 
