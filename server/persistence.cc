@@ -588,6 +588,7 @@ Status Persistence::BgSave(bool rewrite, bool schedule, std::string* reply) {
   }
   c.pid = pid;
   child_ = c;
+  server_.set_fork_child_active(true);
   server_.Log(2, fmt::format("Background {} started by pid {} (fork took {} us)",
                              rewrite ? "AOF rewrite" : "saving", pid, last_fork_us_));
   *reply = rewrite ? "Background append only file rewriting started" : "Background saving started";
@@ -600,6 +601,7 @@ void Persistence::ReapChild() {
   if (r == 0) return;
   Child c = child_;
   child_ = Child{};
+  server_.set_fork_child_active(false);
   bool ok = r == c.pid && WIFEXITED(status) && WEXITSTATUS(status) == 0;
   int64_t secs = (NowMs() - c.start_ms + 500) / 1000;
   auto record = [this, c, secs](bool success) {
@@ -735,6 +737,7 @@ void Persistence::Shutdown() {
     ::waitpid(child_.pid, nullptr, 0);
     env_->RemoveFile(child_.tmp).PermitUnchecked();
     child_ = Child{};
+    server_.set_fork_child_active(false);
   }
   if (!SavePoints(server_.cfg().save).empty()) {
     server_.Log(3, "Saving the final snapshot before exiting.");

@@ -205,8 +205,20 @@ void Server::ScheduleCron() {
 
 void Server::Cron() {
   int64_t now = NowMs();
-  // Active expiry: a bounded walk per database per tick.
-  for (auto& db : dbs_) db->ActiveExpireCycle(now, 4096);
+  // Active expiry: a bounded walk per database per tick (and at most one rehash step).
+  for (auto& db : dbs_) db->ActiveExpireCycle(now, 4096, /*rehash_us=*/0);
+  // Keyspace rehash: 1 ms per tick for one database, as Redis's databasesCron, and none
+  // while a fork child runs.
+  if (!fork_child_active_) {
+    for (size_t n = 0; n < dbs_.size(); n++) {
+      size_t i = (rehash_db_ + n) % dbs_.size();
+      bool was = dbs_[i]->rehashing();
+      if (dbs_[i]->IncrementalRehash(Database::kCronRehashMicros) || was) {
+        rehash_db_ = i;
+        break;
+      }
+    }
+  }
   // Idle clients.
   if (cfg().timeout > 0) {
     std::vector<Connection*> idle;

@@ -162,6 +162,10 @@ class Server {
   void AddShutdownHook(std::function<void()> fn) { shutdown_hooks_.push_back(std::move(fn)); }
   // Functions called on every cron tick (hz times a second).
   void AddCronHook(std::function<void(int64_t now_ms)> fn) { cron_hooks_.push_back(std::move(fn)); }
+  // Set by persistence while a BGSAVE / BGREWRITEAOF child runs: the cron then leaves
+  // keyspace rehashing to the commands' own steps, as Redis does, so the parent
+  // dirties (and copies on write) as few pages as it can.
+  void set_fork_child_active(bool active) { fork_child_active_ = active; }
   // Sections added to INFO by other components: name -> appender of lines.
   void AddInfoSection(std::string name, std::function<void(std::string*)> fn) {
     info_sections_.emplace_back(std::move(name), std::move(fn));
@@ -219,6 +223,8 @@ class Server {
   bool loading_ = false;
   std::vector<std::function<void()>> shutdown_hooks_;
   std::vector<std::function<void(int64_t)>> cron_hooks_;
+  bool fork_child_active_ = false;
+  size_t rehash_db_ = 0;  // the database the cron rehashes next
   std::vector<std::pair<std::string, std::function<void(std::string*)>>> info_sections_;
   boost::asio::steady_timer cron_timer_;
   int64_t start_ms_;
