@@ -1,5 +1,7 @@
 #include "server/network.h"
 
+#include <cstring>
+
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <sys/stat.h>
@@ -46,10 +48,16 @@ void Connection::DoRead() {
   // Compact consumed bytes, then make room for the next read (or for the
   // whole of a large bulk the parser is waiting for).
   if (in_start_ > 0) {
-    in_.erase(0, in_start_);
-    in_len_ -= in_start_;
+    // Move only the unparsed tail (usually nothing): erasing the prefix of in_ would
+    // move the whole buffer, free space included, on every read.
+    const size_t live = in_len_ - in_start_;
+    if (live > 0) std::memmove(in_.data(), in_.data() + in_start_, live);
+    in_len_ = live;
     in_start_ = 0;
   }
+  // A buffer grown for a big bulk is given back once it is drained, as Redis frees an
+  // idle client's query buffer.
+  if (in_len_ == 0 && in_.size() > 4 * kReadChunk) std::string().swap(in_);
   size_t want = kReadChunk;
   uint64_t bulk = parser_.pending_bulk_len();
   if (bulk > want && bulk < static_cast<uint64_t>(server_.cfg().client_query_buffer_limit)) {
