@@ -18,6 +18,7 @@
 
 namespace feedkv {
 class Database;
+struct Entry;
 }
 
 namespace feedkv::server {
@@ -39,6 +40,8 @@ class CommandContext {
   std::string_view arg(size_t i) const { return args[i]; }
   Database& db();
   int64_t now_ms() const;
+  // A read lookup in `db`: lazily expires the key and counts a keyspace hit or miss.
+  Entry* LookupRead(Database& db, std::string_view key, int64_t now);
 
   // Replies with an error and counts it for INFO errorstats/commandstats.
   void Error(std::string_view msg);

@@ -115,20 +115,31 @@ class PosixMappedFile : public MappedFile {
   size_t size_;
 };
 
+// Opens path (creating it 0644 when flags say O_CREAT) and reports its size; the
+// descriptor is closed again when the size cannot be read.
+Status OpenWithSize(const std::string& path, int flags, int* fd, uint64_t* size) {
+  *fd = ::open(path.c_str(), flags, 0644);
+  if (*fd < 0) return PosixError("open", path, errno);
+  struct stat st;
+  if (::fstat(*fd, &st) != 0) {
+    int err = errno;
+    ::close(*fd);
+    return PosixError("stat", path, err);
+  }
+  *size = static_cast<uint64_t>(st.st_size);
+  return Status::OK();
+}
+
 class PosixEnv : public Env {
  public:
   Status NewWritableFile(const std::string& path, bool truncate,
                          std::unique_ptr<WritableFile>* out) override {
-    int flags = O_WRONLY | O_CREAT | O_CLOEXEC | (truncate ? O_TRUNC : 0);
-    int fd = ::open(path.c_str(), flags, 0644);
-    if (fd < 0) return PosixError("open", path, errno);
-    struct stat st;
-    if (::fstat(fd, &st) != 0) {
-      int err = errno;
-      ::close(fd);
-      return PosixError("stat", path, err);
-    }
-    *out = std::make_unique<PosixWritableFile>(path, fd, static_cast<uint64_t>(st.st_size));
+    int fd;
+    uint64_t size;
+    Status s = OpenWithSize(path, O_WRONLY | O_CREAT | O_CLOEXEC | (truncate ? O_TRUNC : 0), &fd,
+                            &size);
+    if (!s.ok()) return s;
+    *out = std::make_unique<PosixWritableFile>(path, fd, size);
     return Status::OK();
   }
 
@@ -141,15 +152,11 @@ class PosixEnv : public Env {
   }
 
   Status MapFile(const std::string& path, std::unique_ptr<MappedFile>* out) override {
-    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return PosixError("open", path, errno);
-    struct stat st;
-    if (::fstat(fd, &st) != 0) {
-      int err = errno;
-      ::close(fd);
-      return PosixError("stat", path, err);
-    }
-    size_t size = static_cast<size_t>(st.st_size);
+    int fd;
+    uint64_t file_size;
+    Status s = OpenWithSize(path, O_RDONLY | O_CLOEXEC, &fd, &file_size);
+    if (!s.ok()) return s;
+    size_t size = static_cast<size_t>(file_size);
     void* base = nullptr;
     if (size > 0) {
       base = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);

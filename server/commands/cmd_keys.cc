@@ -24,16 +24,6 @@ namespace {
 
 constexpr char kSameObject[] = "ERR source and destination objects are the same";
 
-Entry* LookupRead(CommandContext& ctx, Database& db, std::string_view key, int64_t now) {
-  Entry* e = db.Lookup(key, now);
-  if (e != nullptr) {
-    ctx.server.stats().keyspace_hits++;
-  } else {
-    ctx.server.stats().keyspace_misses++;
-  }
-  return e;
-}
-
 bool Expired(const Entry* e, int64_t now) { return e->has_expire && e->expire_ms() <= now; }
 
 // A database index argument (COPY ... DB n, MOVE key n): an int, in range.
@@ -72,7 +62,7 @@ void Exists(CommandContext& ctx) {
   int64_t now = ctx.now_ms();
   int64_t n = 0;
   for (size_t i = 1; i < ctx.argc(); i++) {
-    if (LookupRead(ctx, db, ctx.arg(i), now) != nullptr) n++;
+    if (ctx.LookupRead(db, ctx.arg(i), now) != nullptr) n++;
   }
   ctx.reply.Integer(n);
 }
@@ -80,7 +70,7 @@ void Exists(CommandContext& ctx) {
 void Touch(CommandContext& ctx) { Exists(ctx); }
 
 void Type(CommandContext& ctx) {
-  Entry* e = LookupRead(ctx, ctx.db(), ctx.arg(1), ctx.now_ms());
+  Entry* e = ctx.LookupRead(ctx.db(), ctx.arg(1), ctx.now_ms());
   ctx.reply.Simple(e == nullptr ? std::string_view("none") : ValueTypeName(e->type));
 }
 
@@ -219,7 +209,7 @@ void Copy(CommandContext& ctx) {
   Database& src = ctx.server.db(src_id);
   Database& dst = ctx.server.db(dst_id);
   int64_t now = ctx.now_ms();
-  const Entry* e = LookupRead(ctx, src, key, now);
+  const Entry* e = ctx.LookupRead(src, key, now);
   if (e == nullptr) {
     ctx.reply.Integer(0);
     return;
@@ -330,7 +320,7 @@ void ObjectCmd(CommandContext& ctx) {
                EqualsIgnoreCase(sub, "IDLETIME") || EqualsIgnoreCase(sub, "FREQ");
   if (!known) return ctx.SubcommandError();
   if (ctx.argc() != 3) return ctx.SubcommandError();
-  const Entry* e = LookupRead(ctx, ctx.db(), ctx.arg(2), ctx.now_ms());
+  const Entry* e = ctx.LookupRead(ctx.db(), ctx.arg(2), ctx.now_ms());
   if (e == nullptr) {
     ctx.reply.Null();
     return;

@@ -126,24 +126,10 @@ void LsAdd(CommandContext& ctx) {
   Entry* e;
   SetValue* set;
   if (!LookupLongSet(ctx, ctx.arg(1), false, &e, &set)) return;
-  if (set == nullptr) {
-    std::unique_ptr<SetValue> fresh;
-    Status st = SetValue::FromInts(ids, Options(ctx), &fresh);
-    if (!st.ok()) return StatusError(ctx, st);
-    const auto n = static_cast<int64_t>(fresh->size());
-    ctx.db().SetObject(ctx.arg(1), std::move(fresh), kNoExpire, false);
-    ctx.Dirty(n);
-    ctx.reply.Integer(n);
-    return;
-  }
-  size_t added = 0;
-  Status st = set->AddInts(ids, Options(ctx), &added);
-  if (added > 0) {
-    ctx.db().UpdateObjectMemory(e);
-    ctx.Dirty(static_cast<int64_t>(added));
-  }
-  if (!st.ok()) return StatusError(ctx, st);
-  ctx.reply.Integer(static_cast<int64_t>(added));
+  AddToSet(
+      ctx, e, set,
+      [&](std::unique_ptr<SetValue>* fresh) { return SetValue::FromInts(ids, Options(ctx), fresh); },
+      [&](SetValue* s, size_t* added) { return s->AddInts(ids, Options(ctx), added); });
 }
 
 void LsRem(CommandContext& ctx) {
@@ -157,12 +143,7 @@ void LsRem(CommandContext& ctx) {
     for (int64_t v : ids) removed += set->RemoveInt(v);
   }
   if (removed > 0) {
-    if (set->empty()) {
-      ctx.db().Delete(ctx.arg(1));
-    } else {
-      set->Compact(Options(ctx));
-      ctx.db().UpdateObjectMemory(e);
-    }
+    AfterRemoval(ctx, ctx.arg(1), e, set);
     ctx.Dirty(removed);
   }
   ctx.reply.Integer(removed);

@@ -44,16 +44,6 @@ bool GatherSets(CommandContext& ctx, size_t first, size_t last, std::vector<cons
   return true;
 }
 
-// After removals: drop an emptied key, else re-measure it.
-void AfterRemoval(CommandContext& ctx, std::string_view key, Entry* e, SetValue* set) {
-  if (set->empty()) {
-    ctx.db().Delete(key);
-  } else {
-    set->Compact(Options(ctx));
-    ctx.db().UpdateObjectMemory(e);
-  }
-}
-
 std::string_view FormatUint(uint64_t v, char* buf) {
   auto [ptr, ec] = std::to_chars(buf, buf + 20, v);
   (void)ec;  // 20 digits always fit
@@ -86,24 +76,10 @@ void SAdd(CommandContext& ctx) {
   SetValue* set;
   if (!LookupSet(ctx, ctx.arg(1), false, &e, &set)) return;
   auto members = ctx.args.subspan(2);
-  if (set == nullptr) {
-    std::unique_ptr<SetValue> fresh;
-    Status st = SetValue::FromMembers(members, Options(ctx), &fresh);
-    if (!st.ok()) return StatusError(ctx, st);
-    const auto n = static_cast<int64_t>(fresh->size());
-    ctx.db().SetObject(ctx.arg(1), std::move(fresh), kNoExpire, false);
-    ctx.Dirty(n);
-    ctx.reply.Integer(n);
-    return;
-  }
-  size_t added = 0;
-  Status st = set->AddMembers(members, Options(ctx), &added);
-  if (added > 0) {
-    ctx.db().UpdateObjectMemory(e);
-    ctx.Dirty(static_cast<int64_t>(added));
-  }
-  if (!st.ok()) return StatusError(ctx, st);
-  ctx.reply.Integer(static_cast<int64_t>(added));
+  AddToSet(
+      ctx, e, set,
+      [&](std::unique_ptr<SetValue>* fresh) { return SetValue::FromMembers(members, Options(ctx), fresh); },
+      [&](SetValue* s, size_t* added) { return s->AddMembers(members, Options(ctx), added); });
 }
 
 void SRem(CommandContext& ctx) {

@@ -29,17 +29,6 @@ namespace {
 constexpr int64_t kInt64Max = std::numeric_limits<int64_t>::max();
 constexpr int64_t kInt64Min = std::numeric_limits<int64_t>::min();
 
-// A read lookup: lazily expires, and counts a keyspace hit or miss.
-Entry* LookupRead(CommandContext& ctx, Database& db, std::string_view key, int64_t now) {
-  Entry* e = db.Lookup(key, now);
-  if (e != nullptr) {
-    ctx.server.stats().keyspace_hits++;
-  } else {
-    ctx.server.stats().keyspace_misses++;
-  }
-  return e;
-}
-
 bool IsString(const Entry* e) { return e->type == ValueType::kString; }
 
 void InvalidExpire(CommandContext& ctx) {
@@ -156,7 +145,7 @@ bool AbsoluteExpire(CommandContext& ctx, const StringOptions& o, int64_t now, in
 Entry* ReplyStringValue(CommandContext& ctx, Database& db, std::string_view key, int64_t now,
                         bool* ok) {
   *ok = true;
-  Entry* e = LookupRead(ctx, db, key, now);
+  Entry* e = ctx.LookupRead(db, key, now);
   if (e == nullptr) {
     ctx.reply.Null();
     return nullptr;
@@ -278,7 +267,7 @@ void GetEx(CommandContext& ctx) {
   Database& db = ctx.db();
   std::string_view key = ctx.arg(1);
   int64_t now = ctx.now_ms();
-  Entry* e = LookupRead(ctx, db, key, now);
+  Entry* e = ctx.LookupRead(db, key, now);
   if (e == nullptr) {
     ctx.reply.Null();
     return;
@@ -314,7 +303,7 @@ void MGet(CommandContext& ctx) {
   ctx.reply.ArrayHeader(ctx.argc() - 1);
   char buf[Database::kIntBufSize];
   for (size_t i = 1; i < ctx.argc(); i++) {
-    Entry* e = LookupRead(ctx, db, ctx.arg(i), now);
+    Entry* e = ctx.LookupRead(db, ctx.arg(i), now);
     if (e == nullptr || !IsString(e)) {
       ctx.reply.Null();
     } else {
@@ -496,7 +485,7 @@ void Append(CommandContext& ctx) {
 }
 
 void StrLen(CommandContext& ctx) {
-  Entry* e = LookupRead(ctx, ctx.db(), ctx.arg(1), ctx.now_ms());
+  Entry* e = ctx.LookupRead(ctx.db(), ctx.arg(1), ctx.now_ms());
   if (e == nullptr) {
     ctx.reply.Integer(0);
   } else if (!IsString(e)) {
@@ -509,7 +498,7 @@ void StrLen(CommandContext& ctx) {
 void GetRange(CommandContext& ctx) {
   int64_t start, end;
   if (!ctx.IntArg(2, &start) || !ctx.IntArg(3, &end)) return;
-  Entry* e = LookupRead(ctx, ctx.db(), ctx.arg(1), ctx.now_ms());
+  Entry* e = ctx.LookupRead(ctx.db(), ctx.arg(1), ctx.now_ms());
   if (e == nullptr) {
     ctx.reply.Bulk("");
     return;
@@ -579,8 +568,8 @@ struct LcsMatch {
 void Lcs(CommandContext& ctx) {
   Database& db = ctx.db();
   int64_t now = ctx.now_ms();
-  const Entry* ea = LookupRead(ctx, db, ctx.arg(1), now);
-  const Entry* eb = LookupRead(ctx, db, ctx.arg(2), now);
+  const Entry* ea = ctx.LookupRead(db, ctx.arg(1), now);
+  const Entry* eb = ctx.LookupRead(db, ctx.arg(2), now);
   if ((ea != nullptr && !IsString(ea)) || (eb != nullptr && !IsString(eb))) {
     ctx.Error("ERR The specified keys must contain string values");
     return;

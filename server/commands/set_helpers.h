@@ -2,6 +2,9 @@
 // (cmd_longset.cc): one lookup of a set key, one mapping of storage errors.
 #pragma once
 
+#include <memory>
+#include <string_view>
+
 #include "server/command_context.h"
 #include "server/server.h"
 #include "storage/database.h"
@@ -57,6 +60,41 @@ inline bool LookupLongSet(CommandContext& ctx, std::string_view key, bool read, 
     return false;
   }
   return true;
+}
+
+// After removals: drop an emptied key, else shrink and re-measure it.
+inline void AfterRemoval(CommandContext& ctx, std::string_view key, Entry* e, SetValue* set) {
+  if (set->empty()) {
+    ctx.db().Delete(key);
+  } else {
+    set->Compact(Options(ctx));
+    ctx.db().UpdateObjectMemory(e);
+  }
+}
+
+// SADD / LSADD: creates the set with create(&fresh) when the key is missing, else adds
+// with add(set, &added); replies with the number added. Members already added stay (and
+// are counted dirty) when add fails part way, e.g. FULL in cache mode.
+template <class Create, class Add>
+void AddToSet(CommandContext& ctx, Entry* e, SetValue* set, Create create, Add add) {
+  if (set == nullptr) {
+    std::unique_ptr<SetValue> fresh;
+    Status st = create(&fresh);
+    if (!st.ok()) return StatusError(ctx, st);
+    const auto n = static_cast<int64_t>(fresh->size());
+    ctx.db().SetObject(ctx.arg(1), std::move(fresh), kNoExpire, false);
+    ctx.Dirty(n);
+    ctx.reply.Integer(n);
+    return;
+  }
+  size_t added = 0;
+  Status st = add(set, &added);
+  if (added > 0) {
+    ctx.db().UpdateObjectMemory(e);
+    ctx.Dirty(static_cast<int64_t>(added));
+  }
+  if (!st.ok()) return StatusError(ctx, st);
+  ctx.reply.Integer(static_cast<int64_t>(added));
 }
 
 }  // namespace feedkv::server

@@ -36,6 +36,17 @@ import time
 import pytest
 import redis
 
+
+def wait_until(pred, timeout=5.0, step=0.01):
+    """Polls pred until it is true or timeout seconds pass; returns its last value."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if pred():
+            return True
+        time.sleep(step)
+    return pred()
+
+
 REPO_ROOT = pathlib.Path(__file__).resolve().parents[2]
 STARTUP_TIMEOUT = float(os.environ.get("FEEDKV_E2E_STARTUP_TIMEOUT", "30"))
 SHUTDOWN_TIMEOUT = float(os.environ.get("FEEDKV_E2E_SHUTDOWN_TIMEOUT", "20"))

@@ -10,16 +10,7 @@ import time
 import pytest
 import redis
 
-from conftest import RespError, RawConn, ConnectionClosed
-
-
-def wait_until(pred, timeout=5.0, step=0.02):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if pred():
-            return True
-        time.sleep(step)
-    return pred()
+from conftest import RespError, RawConn, ConnectionClosed, wait_until
 
 
 def info_text(raw_conn, *sections):

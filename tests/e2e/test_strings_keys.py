@@ -6,22 +6,13 @@ import time
 import pytest
 import redis
 
-from conftest import RespError
+from conftest import RespError, wait_until
 
 WRONGTYPE = "WRONGTYPE Operation against a key holding the wrong kind of value"
 NOT_INT = "ERR value is not an integer or out of range"
 NOT_FLOAT = "ERR value is not a valid float"
 OVERFLOW = "ERR increment or decrement would overflow"
 SYNTAX = "ERR syntax error"
-
-
-def wait_until(pred, timeout=5.0, step=0.01):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if pred():
-            return True
-        time.sleep(step)
-    return pred()
 
 
 # --- GET / SET -------------------------------------------------------------------
