@@ -131,7 +131,8 @@ class LongSet {
 
   // The canonical bulk build shared with tools/longset_image.py, so both produce the
   // same bytes: capacity = CapacityFor(distinct ids other than 0 and INT64_MIN), then
-  // ids inserted in input order (duplicates ignored). Full if too many ids.
+  // ids inserted in input order by Brent's placement (duplicates ignored). Full if too
+  // many ids.
   static Status Build(std::span<const int64_t> ids, const LongSetOptions& options, uint64_t seed1,
                       uint64_t seed2, std::unique_ptr<LongSet>* out);
 
@@ -162,6 +163,10 @@ class LongSet {
   };
   using SlotArray = std::unique_ptr<int64_t[], FreeDeleter>;
 
+  // FromImage for a version 1 image (members placed by XXH64): re-inserts its members.
+  static Status FromXxh64Image(std::string_view image, uint64_t flags, uint64_t count,
+                               const LongSetOptions& options, std::unique_ptr<LongSet>* out);
+
   static SlotArray AllocateSlots(uint64_t capacity, bool zeroed = true);
   static bool IsSentinel(int64_t v) { return v == kEmptySlot || v == kTombstoneSlot; }
   static uint16_t SentinelFlag(int64_t v) { return v == kEmptySlot ? kFlagHasZero : kFlagHasMin; }
@@ -176,10 +181,19 @@ class LongSet {
   // Moves every member into a fresh zeroed table of new_capacity (drops tombstones).
   void Rehash(uint64_t new_capacity);
   void SetCapacity(uint64_t capacity);
-  // Writes v into the first empty slot of its probe sequence. REQUIRES: v absent, a
-  // free slot exists, no tombstones on the path matter (used by Rehash).
+  // Stores v, absent, in a table with a free slot and no tombstones on its path that
+  // matter (used by Rehash): at its first empty slot, or one Brent move earlier.
   void PlaceNew(int64_t v);
   void PlaceNewAt(int64_t v, uint64_t home);
+  // Writes absent v, whose path (home, step) first meets an empty slot at probe index
+  // empty_n (slot empty_slot) with only members before it, there or by a Brent move
+  // (see long_set.cc). Does not count v in live_.
+  void StoreNew(int64_t v, uint64_t home, uint32_t step, uint64_t empty_n, uint64_t empty_slot);
+  // h2: the stride of v's probe path, in [1, capacity-1].
+  uint32_t StepOf(int64_t v) const;
+  // Brent's search looks at most this deep into a new member's path: the first
+  // kBrentRounds-1 move totals. Part of the canonical build (tools/longset_image.py).
+  static constexpr uint64_t kBrentRounds = 32;
 
   SlotArray slots_;
   uint64_t seed1_;
@@ -218,7 +232,7 @@ inline uint32_t FastMod(uint32_t a, uint64_t magic, uint32_t d) {
   return static_cast<uint32_t>((static_cast<unsigned __int128>(low) * d) >> 64);
 }
 
-// XXH64 of the member's 8-byte little-endian encoding, folded to 32 bits (hi ^ lo).
+// The member hash of image version 2 (splitmix64 finalizer of v ^ seed, folded to 32 bits).
 uint32_t HashMember(int64_t v, uint64_t seed);
 
 // The probe sequence of v in a table of `capacity`: slot(n) = (home + n*step) % capacity.

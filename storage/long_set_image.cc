@@ -7,6 +7,7 @@
 
 #include <bit>
 #include <cstring>
+#include <vector>
 
 #include "storage/long_set.h"
 
@@ -81,7 +82,9 @@ Status LongSet::FromImage(std::string_view image, const LongSetOptions& options,
   const char* p = image.data();
   if (std::memcmp(p + kMagicOffset, kMagic, sizeof(kMagic)) != 0) return Bad("bad magic");
   const uint64_t version = LoadLE(p + kVersionOffset, 2);
-  if (version != kVersion) return Bad(fmt::format("unsupported version {}", version));
+  if (version != kVersion && version != kVersionXxh64) {
+    return Bad(fmt::format("unsupported version {}", version));
+  }
   const uint64_t flags = LoadLE(p + kFlagsOffset, 2);
   if ((flags & ~uint64_t{kKnownFlags}) != 0) {
     return Bad(fmt::format("unknown flag bits 0x{:x}", flags & ~uint64_t{kKnownFlags}));
@@ -97,6 +100,9 @@ Status LongSet::FromImage(std::string_view image, const LongSetOptions& options,
                            expected_size, capacity));
   }
   const uint64_t count = LoadLE(p + kCountOffset, 8);
+  if (version == kVersionXxh64) {
+    return FromXxh64Image(image, flags, count, options, out);
+  }
 
   auto set = std::make_unique<LongSet>(LoadLE(p + kSeed1Offset, 8), LoadLE(p + kSeed2Offset, 8));
   set->slots_ = AllocateSlots(capacity, /*zeroed=*/false);  // every slot is copied in
@@ -135,6 +141,33 @@ Status LongSet::FromImage(std::string_view image, const LongSetOptions& options,
   set->live_ = static_cast<uint32_t>(live);
   set->tombstones_ = static_cast<uint32_t>(tombstones);
   set->flags_ = static_cast<uint16_t>(flags);
+  *out = std::move(set);
+  return Status::OK();
+}
+
+Status LongSet::FromXxh64Image(std::string_view image, uint64_t flags, uint64_t count,
+                               const LongSetOptions& options, std::unique_ptr<LongSet>* out) {
+  // Version 1 placed members by another hash, so its slots cannot be adopted: its
+  // members are re-inserted into a fresh table under the image's seeds. Probe paths
+  // need no check (re-insertion makes them right); duplicates show up in the count.
+  const uint64_t capacity = (image.size() - kHeaderSize) / kSlotSize;
+  const char* slots = image.data() + kHeaderSize;
+  std::vector<int64_t> members;
+  members.reserve(capacity);
+  if (flags & kFlagHasZero) members.push_back(0);
+  if (flags & kFlagHasMin) members.push_back(kTombstoneSlot);
+  for (uint64_t i = 0; i < capacity; ++i) {
+    const auto v = static_cast<int64_t>(LoadLE(slots + i * kSlotSize, 8));
+    if (!IsSentinel(v)) members.push_back(v);
+  }
+  std::unique_ptr<LongSet> set;
+  Status st = Build(members, options, LoadLE(image.data() + kSeed1Offset, 8),
+                    LoadLE(image.data() + kSeed2Offset, 8), &set);
+  if (!st.ok()) return st;
+  if (set->size() != count || set->size() != members.size()) {
+    return Bad(fmt::format("count mismatch (header says {}, slots and flags hold {})", count,
+                           members.size()));
+  }
   *out = std::move(set);
   return Status::OK();
 }

@@ -82,7 +82,7 @@ TEST(LongSetImage, HeaderLayoutMatchesSpec) {
   const std::string img = SingleMemberImage(&home);
   ASSERT_EQ(img.size(), 40u + 7 * 8);
   EXPECT_EQ(img.substr(0, 4), "FKLS");
-  EXPECT_EQ(Load(img, longset_image::kVersionOffset, 2), 1u);
+  EXPECT_EQ(Load(img, longset_image::kVersionOffset, 2), 2u);
   EXPECT_EQ(Load(img, longset_image::kFlagsOffset, 2), 0u);
   EXPECT_EQ(Load(img, longset_image::kCapacityOffset, 8), 7u);
   EXPECT_EQ(Load(img, longset_image::kCountOffset, 8), 1u);
@@ -180,8 +180,8 @@ TEST(LongSetImage, BadMagic) {
 TEST(LongSetImage, UnsupportedVersion) {
   uint64_t home = 0;
   std::string img = SingleMemberImage(&home);
-  Store(&img, longset_image::kVersionOffset, 2, 2);
-  EXPECT_CORRUPTION(Load(img), "unsupported version 2");
+  Store(&img, longset_image::kVersionOffset, 3, 2);
+  EXPECT_CORRUPTION(Load(img), "unsupported version 3");
   Store(&img, longset_image::kVersionOffset, 0, 2);
   EXPECT_CORRUPTION(Load(img), "unsupported version 0");
 }
@@ -365,33 +365,71 @@ TEST(LongSetImage, RandomCorruptionIsRejectedOrConsistent) {
   EXPECT_LT(accepted, 20000 / 50);
 }
 
-TEST(LongSetImage, PythonFixtureValidates) {
+// The Python-built fixture: the image bytes and the ids they were built from.
+void ReadFixture(const char* image_name, std::string* img, std::vector<int64_t>* ids) {
   const auto dir = std::filesystem::path(__FILE__).parent_path() / "testdata";
-  std::ifstream img_file(dir / "longset_py_fixture.img", std::ios::binary);
+  std::ifstream img_file(dir / image_name, std::ios::binary);
   std::ifstream ids_file(dir / "longset_py_fixture.txt");
   ASSERT_TRUE(img_file && ids_file) << "missing fixture in " << dir;
   std::stringstream buf;
   buf << img_file.rdbuf();
-  const std::string img = buf.str();
-  std::vector<int64_t> ids;
+  *img = buf.str();
   for (std::string line; std::getline(ids_file, line);) {
-    if (!line.empty() && line[0] != '#') ids.push_back(std::stoll(line));
+    if (!line.empty() && line[0] != '#') ids->push_back(std::stoll(line));
   }
-  ASSERT_GT(ids.size(), 500u);
+  ASSERT_GT(ids->size(), 500u);
+}
 
-  std::unique_ptr<LongSet> loaded;
-  Status st = LongSet::FromImage(img, {}, &loaded);
+// Loads img, which must hold exactly the distinct ids.
+void LoadHoldingExactly(const std::string& img, const std::vector<int64_t>& ids,
+                        std::unique_ptr<LongSet>* loaded) {
+  Status st = LongSet::FromImage(img, {}, loaded);
   ASSERT_TRUE(st.ok()) << st.ToString();
   std::vector<int64_t> want = ids;
   std::sort(want.begin(), want.end());
   want.erase(std::unique(want.begin(), want.end()), want.end());
-  EXPECT_EQ(Members(*loaded), want);
-  for (int64_t v : ids) EXPECT_TRUE(loaded->Contains(v)) << v;
+  EXPECT_EQ(Members(**loaded), want);
+  for (int64_t v : ids) EXPECT_TRUE((*loaded)->Contains(v)) << v;
+}
+
+TEST(LongSetImage, PythonFixtureValidates) {
+  std::string img;
+  std::vector<int64_t> ids;
+  ReadFixture("longset_py_fixture.img", &img, &ids);
+  if (HasFatalFailure()) return;
+
+  std::unique_ptr<LongSet> loaded;
+  LoadHoldingExactly(img, ids, &loaded);
+  if (HasFatalFailure()) return;
 
   // The C++ canonical build of the same ids is the same bytes: same hashes, same rules.
   std::unique_ptr<LongSet> built;
   ASSERT_TRUE(LongSet::Build(ids, {}, 0x1234567890abcdefull, 42, &built).ok());
   EXPECT_EQ(ImageOf(*built), img);
+}
+
+// longset_v1_fixture.img is the same ids packed by the version 1 tools (XXH64 hash),
+// as an older snapshot or packer holds them: loaded by re-inserting the members.
+TEST(LongSetImage, Version1ImageIsReinserted) {
+  std::string img;
+  std::vector<int64_t> ids;
+  ReadFixture("longset_v1_fixture.img", &img, &ids);
+  if (HasFatalFailure()) return;
+  ASSERT_EQ(Load(img, longset_image::kVersionOffset, 2), 1u);
+  std::unique_ptr<LongSet> loaded;
+  LoadHoldingExactly(img, ids, &loaded);
+  if (HasFatalFailure()) return;
+  const std::string now = ImageOf(*loaded);
+  EXPECT_EQ(Load(now, longset_image::kVersionOffset, 2), 2u);
+  EXPECT_EQ(Load(now, longset_image::kSeed1Offset, 8), Load(img, longset_image::kSeed1Offset, 8));
+  std::unique_ptr<LongSet> again;
+  ASSERT_TRUE(LongSet::FromImage(now, {}, &again).ok());
+  EXPECT_EQ(ImageOf(*again), now);
+
+  // A version 1 image whose count disagrees with its distinct members is still rejected.
+  std::string dup = img;
+  Store(&dup, longset_image::kCountOffset, Load(img, longset_image::kCountOffset, 8) + 1, 8);
+  EXPECT_CORRUPTION(Load(dup), "count mismatch");
 }
 
 }  // namespace
