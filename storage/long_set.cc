@@ -339,20 +339,21 @@ Status LongSet::CheckProbePaths(uint64_t max_steps) const {
       for (uint32_t k = 0; k < n; ++k) {
         const Path p = paths[k];
         const int64_t v = s[p.slot];
-        uint64_t at[4];
-        at[0] = p.at;
-        at[1] = NextSlot(at[0], p.step, cap);
-        at[2] = NextSlot(at[1], p.step, cap);
-        at[3] = NextSlot(at[2], p.step, cap);
+        // stop: slots that end the walk (v or empty); own: the member's own slot. The walk
+        // is sound iff the first stop is its own slot. Unrolled, all in registers.
+        uint64_t at = p.at;
         unsigned stop = 0;
+        unsigned own = 0;
+#pragma GCC unroll 4
         for (int q = 0; q < 4; ++q) {
-          const int64_t x = s[at[q]];
+          const int64_t x = s[at];
           stop |= static_cast<unsigned>((x == v) | (x == kEmptySlot)) << q;
+          own |= static_cast<unsigned>(at == p.slot) << q;
+          at = NextSlot(at, p.step, cap);
         }
-        const unsigned first = static_cast<unsigned>(std::countr_zero(stop | 16u)) & 3u;
         const bool done = stop != 0;
-        bad |= done & (at[first] != p.slot);  // ended at an empty slot or an earlier copy
-        paths[going] = Path{p.slot, p.step, NextSlot(at[3], p.step, cap)};
+        bad |= done & ((stop & -stop & own) == 0);  // ended at an empty slot or an earlier copy
+        paths[going] = Path{p.slot, p.step, at};
         going += static_cast<uint32_t>(!done);
       }
       steps += 4 * uint64_t{n};

@@ -9,6 +9,10 @@
 #include <cstring>
 #include <vector>
 
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
+
 #include "storage/long_set.h"
 
 namespace feedkv {
@@ -37,7 +41,7 @@ struct SlotCounts {
 // Branch-free: empty slots are scattered at random, and a branchy loop paid a
 // misprediction for most of them. noinline keeps the counters in registers (inlined
 // into FromImage, GCC kept one on the stack).
-[[gnu::noinline]] SlotCounts CountSlots(const int64_t* s, uint64_t n) {
+[[gnu::noinline]] SlotCounts CountSlotsScalar(const int64_t* s, uint64_t n) {
   uint64_t used = 0;
   uint64_t tombstones = 0;
   for (uint64_t i = 0; i < n; ++i) {
@@ -45,6 +49,40 @@ struct SlotCounts {
     tombstones += static_cast<uint64_t>(s[i] == LongSet::kTombstoneSlot);
   }
   return SlotCounts{used, tombstones};
+}
+
+#if defined(__x86_64__)
+// The baseline x86-64 target has no 64-bit vector compare, so the scalar loop above
+// costs ~9 instructions a slot (~8% of an LSSET). Four slots per AVX2 compare instead;
+// chosen at run time.
+[[gnu::target("avx2")]] SlotCounts CountSlotsAvx2(const int64_t* s, uint64_t n) {
+  const __m256i empty = _mm256_set1_epi64x(LongSet::kEmptySlot);
+  const __m256i tomb = _mm256_set1_epi64x(LongSet::kTombstoneSlot);
+  __m256i empties = _mm256_setzero_si256();  // per lane: minus the number of matches
+  __m256i tombs = _mm256_setzero_si256();
+  uint64_t i = 0;
+  for (; i + 4 <= n; i += 4) {
+    const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(s + i));
+    empties = _mm256_add_epi64(empties, _mm256_cmpeq_epi64(v, empty));
+    tombs = _mm256_add_epi64(tombs, _mm256_cmpeq_epi64(v, tomb));
+  }
+  alignas(32) int64_t e[4];
+  alignas(32) int64_t t[4];
+  _mm256_store_si256(reinterpret_cast<__m256i*>(e), empties);
+  _mm256_store_si256(reinterpret_cast<__m256i*>(t), tombs);
+  const SlotCounts tail = CountSlotsScalar(s + i, n - i);
+  const uint64_t empty_count = static_cast<uint64_t>(-(e[0] + e[1] + e[2] + e[3]));
+  return SlotCounts{i - empty_count + tail.used,
+                    static_cast<uint64_t>(-(t[0] + t[1] + t[2] + t[3])) + tail.tombstones};
+}
+#endif
+
+SlotCounts CountSlots(const int64_t* s, uint64_t n) {
+#if defined(__x86_64__)
+  static const bool avx2 = __builtin_cpu_supports("avx2");
+  if (avx2) return CountSlotsAvx2(s, n);
+#endif
+  return CountSlotsScalar(s, n);
 }
 
 Status Bad(std::string_view what) {
