@@ -50,22 +50,6 @@ bool MillerRabinPasses(uint64_t n, uint64_t a) {
 
 }  // namespace
 
-namespace {
-
-// The member hash of image version 2: splitmix64's finalizer (Stafford's "Mix13") of
-// v ^ seed, folded to 32 bits. Two multiplies, against XXH64's five for an 8-byte
-// input: hashing is most of LSSET's validation and of a lookup that hits its home slot
-// (bench/long_set_bench: FromImage -27%, Contains -18% when this replaced XXH64).
-// Forced inline so the probe loops keep it in registers.
-[[gnu::always_inline]] inline uint32_t HashMemberInline(int64_t v, uint64_t seed) {
-  uint64_t z = static_cast<uint64_t>(v) ^ seed;
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-  z ^= z >> 31;
-  return static_cast<uint32_t>(z ^ (z >> 32));
-}
-
-}  // namespace
 
 bool IsPrime(uint64_t n) {
   static constexpr uint64_t kSmall[] = {2,  3,  5,  7,  11, 13, 17, 19, 23,
@@ -92,8 +76,6 @@ uint64_t NextPrime(uint64_t n) {
   return n <= LongSet::kMaxCapacity ? n : 0;
 }
 
-uint32_t HashMember(int64_t v, uint64_t seed) { return HashMemberInline(v, seed); }
-
 ProbeStart ProbeStartFor(int64_t v, uint64_t seed1, uint64_t seed2, uint32_t capacity) {
   return ProbeStart{
       FastMod(HashMemberInline(v, seed1), FastModMagic(capacity), capacity),
@@ -105,6 +87,7 @@ ProbeStart ProbeStartFor(int64_t v, uint64_t seed1, uint64_t seed2, uint32_t cap
 using longset_internal::FastMod;
 using longset_internal::FastModMagic;
 using longset_internal::HashMemberInline;
+using longset_internal::NextSlot;
 
 namespace {
 
@@ -149,12 +132,6 @@ uint64_t SplitMix64Next(uint64_t* state) {
   z = (z ^ (z >> 30)) * kScanMul1;
   z = (z ^ (z >> 27)) * kScanMul2;
   return z ^ (z >> 31);
-}
-
-// One step along a probe path. 64-bit: j + step may pass 2^32.
-inline uint64_t NextSlot(uint64_t j, uint32_t step, uint32_t cap) {
-  j += step;
-  return j >= cap ? j - cap : j;
 }
 
 // Uniform index in [0, n) from 64 random bits (Lemire's multiply-shift).
@@ -267,102 +244,6 @@ uint64_t LongSet::FindSlot(int64_t v) const {
     if (s[i] == kEmptySlot) return cap;
   }
   return cap;
-}
-
-Status LongSet::CheckProbePaths(uint64_t max_steps) const {
-  // The fast path below only says whether the image is sound; this walk, one member at
-  // a time, names the first bad slot for the error reply.
-  auto explain = [&]() -> Status {
-    uint64_t steps = 0;
-    for (uint32_t i = 0; i < capacity_; ++i) {
-      const int64_t v = slots_[i];
-      if (IsSentinel(v)) continue;
-      uint64_t j = FastMod(HashMemberInline(v, seed1_), cap_magic_, capacity_);
-      const uint32_t step = 1 + FastMod(HashMemberInline(v, seed2_), step_magic_, capacity_ - 1);
-      while (slots_[j] != v) {
-        if (slots_[j] == kEmptySlot) {
-          return Status::Corruption(fmt::format(
-              "invalid longset image: unreachable member {} at slot {} (empty slot {} on its "
-              "path)",
-              v, i, j));
-        }
-        if (++steps > max_steps) {
-          return Status::Corruption("invalid longset image: probe sequences too long");
-        }
-        j = NextSlot(j, step, capacity_);
-      }
-      if (j != i) {
-        return Status::Corruption(
-            fmt::format("invalid longset image: duplicate member {} at slots {} and {}", v, j, i));
-      }
-    }
-    return Status::Corruption("invalid longset image: probe sequences too long");
-  };
-
-  // Validation is bound by branch mispredictions and by the latency of random loads,
-  // so it runs as branch-free passes over blocks of slots:
-  //   1. hash every slot; keep the members not in their home slot (a member in its
-  //      home slot is first on its own path by definition, and most are);
-  //   2. compute the kept members' steps and prefetch their home slots;
-  //   3. advance every kept path four slots per round, with no data-dependent branch,
-  //      so the loads of many paths are in flight at once; paths still going carry
-  //      over to the next round. A path ends at the first slot holding the member or
-  //      empty: sound only if that is the member's own slot.
-  // About 3x faster than walking one member at a time (bench/long_set_bench FromImage).
-  const uint32_t cap = capacity_;
-  const int64_t* s = slots_.get();
-  constexpr uint32_t kBlock = 256;
-  struct Path {
-    uint32_t slot;  // where the member is stored
-    uint32_t step;
-    uint64_t at;    // next slot to inspect
-  };
-  Path paths[kBlock];
-  uint64_t steps = 0;
-  bool bad = false;
-  for (uint64_t base = 0; base < cap; base += kBlock) {  // 64-bit: base + kBlock may pass 2^32
-    const uint32_t end = static_cast<uint32_t>(std::min<uint64_t>(cap, base + kBlock));
-    uint32_t n = 0;
-    for (uint32_t i = static_cast<uint32_t>(base); i < end; ++i) {
-      const int64_t v = s[i];
-      const uint32_t home = FastMod(HashMemberInline(v, seed1_), cap_magic_, cap);
-      paths[n].slot = i;
-      paths[n].at = home;
-      n += static_cast<uint32_t>(!IsSentinel(v) & (home != i));
-    }
-    for (uint32_t k = 0; k < n; ++k) {
-      __builtin_prefetch(s + paths[k].at);
-      paths[k].step = 1 + FastMod(HashMemberInline(s[paths[k].slot], seed2_), step_magic_, cap - 1);
-    }
-    while (n > 0) {
-      uint32_t going = 0;
-      for (uint32_t k = 0; k < n; ++k) {
-        const Path p = paths[k];
-        const int64_t v = s[p.slot];
-        // stop: slots that end the walk (v or empty); own: the member's own slot. The walk
-        // is sound iff the first stop is its own slot. Unrolled, all in registers.
-        uint64_t at = p.at;
-        unsigned stop = 0;
-        unsigned own = 0;
-#pragma GCC unroll 4
-        for (int q = 0; q < 4; ++q) {
-          const int64_t x = s[at];
-          stop |= static_cast<unsigned>((x == v) | (x == kEmptySlot)) << q;
-          own |= static_cast<unsigned>(at == p.slot) << q;
-          at = NextSlot(at, p.step, cap);
-        }
-        const bool done = stop != 0;
-        bad |= done & ((stop & -stop & own) == 0);  // ended at an empty slot or an earlier copy
-        paths[going] = Path{p.slot, p.step, at};
-        going += static_cast<uint32_t>(!done);
-      }
-      steps += 4 * uint64_t{n};
-      n = going;
-      if (steps > max_steps) return explain();
-    }
-    if (bad) return explain();
-  }
-  return Status::OK();
 }
 
 void LongSet::PlaceNew(int64_t v) {

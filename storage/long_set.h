@@ -232,8 +232,24 @@ inline uint32_t FastMod(uint32_t a, uint64_t magic, uint32_t d) {
   return static_cast<uint32_t>((static_cast<unsigned __int128>(low) * d) >> 64);
 }
 
-// The member hash of image version 2 (splitmix64 finalizer of v ^ seed, folded to 32 bits).
-uint32_t HashMember(int64_t v, uint64_t seed);
+// The member hash of image version 2: splitmix64's finalizer (Stafford's "Mix13") of
+// v ^ seed, folded to 32 bits. Two multiplies, against XXH64's five for an 8-byte
+// input (version 1): hashing is most of LSSET's validation and of a lookup that hits
+// its home slot. Forced inline so the probe loops keep it in registers.
+[[gnu::always_inline]] inline uint32_t HashMemberInline(int64_t v, uint64_t seed) {
+  uint64_t z = static_cast<uint64_t>(v) ^ seed;
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  z ^= z >> 31;
+  return static_cast<uint32_t>(z ^ (z >> 32));
+}
+inline uint32_t HashMember(int64_t v, uint64_t seed) { return HashMemberInline(v, seed); }
+
+// One step along a probe path. 64-bit: j + step may pass 2^32.
+inline uint64_t NextSlot(uint64_t j, uint32_t step, uint32_t cap) {
+  j += step;
+  return j >= cap ? j - cap : j;
+}
 
 // The probe sequence of v in a table of `capacity`: slot(n) = (home + n*step) % capacity.
 struct ProbeStart {

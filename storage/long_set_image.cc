@@ -20,6 +20,9 @@ namespace feedkv {
 namespace {
 
 using namespace longset_image;
+using longset_internal::FastMod;
+using longset_internal::HashMemberInline;
+using longset_internal::NextSlot;
 
 constexpr bool kLittleEndianHost = std::endian::native == std::endian::little;
 
@@ -85,11 +88,223 @@ SlotCounts CountSlots(const int64_t* s, uint64_t n) {
   return CountSlotsScalar(s, n);
 }
 
+// FastMod(HashMemberInline(v[i], seed), magic, d) for i < n, into out[i]. Image
+// validation hashes every slot, and scalar hashing was ~45 instructions a slot, half
+// of an LSSET; the AVX2 version does four slots in ~32 vector instructions.
+void HashToSlotsScalar(const int64_t* v, uint32_t n, uint64_t seed, uint64_t magic, uint32_t d,
+                       uint32_t* out) {
+  for (uint32_t i = 0; i < n; ++i) {
+    out[i] = FastMod(HashMemberInline(v[i], seed), magic, d);
+  }
+}
+
+#if defined(__x86_64__)
+// a * b mod 2^64 per 64-bit lane; b_hi holds b >> 32 (AVX2 has no 64-bit multiply).
+[[gnu::target("avx2")]] inline __m256i MulLo64(__m256i a, __m256i b, __m256i b_hi) {
+  const __m256i cross = _mm256_add_epi64(_mm256_mul_epu32(_mm256_srli_epi64(a, 32), b),
+                                         _mm256_mul_epu32(a, b_hi));
+  return _mm256_add_epi64(_mm256_mul_epu32(a, b), _mm256_slli_epi64(cross, 32));
+}
+
+[[gnu::target("avx2")]] void HashToSlotsAvx2(const int64_t* v, uint32_t n, uint64_t seed,
+                                             uint64_t magic, uint32_t d, uint32_t* out) {
+  const __m256i seed_v = _mm256_set1_epi64x(static_cast<int64_t>(seed));
+  const __m256i m1 = _mm256_set1_epi64x(static_cast<int64_t>(0xbf58476d1ce4e5b9ull));
+  const __m256i m1_hi = _mm256_set1_epi64x(static_cast<int64_t>(0xbf58476d1ce4e5b9ull >> 32));
+  const __m256i m2 = _mm256_set1_epi64x(static_cast<int64_t>(0x94d049bb133111ebull));
+  const __m256i m2_hi = _mm256_set1_epi64x(static_cast<int64_t>(0x94d049bb133111ebull >> 32));
+  const __m256i mg = _mm256_set1_epi64x(static_cast<int64_t>(magic));
+  const __m256i mg_hi = _mm256_set1_epi64x(static_cast<int64_t>(magic >> 32));
+  const __m256i dv = _mm256_set1_epi64x(d);
+  const __m256i low32 = _mm256_set1_epi64x(0xffffffff);
+  uint32_t i = 0;
+  for (; i + 4 <= n; i += 4) {
+    __m256i z = _mm256_xor_si256(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(v + i)), seed_v);
+    z = MulLo64(_mm256_xor_si256(z, _mm256_srli_epi64(z, 30)), m1, m1_hi);
+    z = MulLo64(_mm256_xor_si256(z, _mm256_srli_epi64(z, 27)), m2, m2_hi);
+    z = _mm256_xor_si256(z, _mm256_srli_epi64(z, 31));
+    const __m256i f = _mm256_and_si256(_mm256_xor_si256(z, _mm256_srli_epi64(z, 32)), low32);
+    // FastMod: low = magic * f mod 2^64, then the high 64 bits of low * d.
+    const __m256i lo = _mm256_add_epi64(_mm256_mul_epu32(mg, f),
+                                        _mm256_slli_epi64(_mm256_mul_epu32(mg_hi, f), 32));
+    const __m256i hi = _mm256_srli_epi64(
+        _mm256_add_epi64(_mm256_mul_epu32(_mm256_srli_epi64(lo, 32), dv),
+                         _mm256_srli_epi64(_mm256_mul_epu32(lo, dv), 32)),
+        32);
+    // Lanes hold 32-bit results in their low halves: gather them into four uint32.
+    const __m256i packed = _mm256_permutevar8x32_epi32(hi, _mm256_setr_epi32(0, 2, 4, 6, 0, 0, 0, 0));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(out + i), _mm256_castsi256_si128(packed));
+  }
+  HashToSlotsScalar(v + i, n - i, seed, magic, d, out + i);
+}
+#endif
+
+void HashToSlots(const int64_t* v, uint32_t n, uint64_t seed, uint64_t magic, uint32_t d,
+                 uint32_t* out) {
+#if defined(__x86_64__)
+  static const bool avx2 = __builtin_cpu_supports("avx2");
+  if (avx2) return HashToSlotsAvx2(v, n, seed, magic, d, out);
+#endif
+  HashToSlotsScalar(v, n, seed, magic, d, out);
+}
+
+
+#if defined(__x86_64__)
+// Bit i set when s[i] (i < 4) is an empty slot or a tombstone.
+[[gnu::target("avx2")]] inline unsigned SentinelMask4(const int64_t* s) {
+  const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(s));
+  const __m256i hit = _mm256_or_si256(_mm256_cmpeq_epi64(v, _mm256_set1_epi64x(LongSet::kEmptySlot)),
+                                      _mm256_cmpeq_epi64(v, _mm256_set1_epi64x(LongSet::kTombstoneSlot)));
+  return static_cast<unsigned>(_mm256_movemask_pd(_mm256_castsi256_pd(hit)));
+}
+
+// Appends to slot_out/home_out, in order, the slots base+i (i < 8) that hold a member
+// not in its home slot; returns how many. The scalar version costs ~17 instructions a
+// slot; this one ~3, with no data-dependent branch (BMI2 turns the mask into lane
+// indices for a permute). Both outputs need 8 entries of room.
+[[gnu::target("avx2,bmi2")]] inline uint32_t KeepDisplacedAvx2(const int64_t* s, uint32_t base,
+                                                               const uint32_t* homes,
+                                                               uint32_t* slot_out,
+                                                               uint32_t* home_out) {
+  const __m256i home = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(homes));
+  const __m256i slot = _mm256_add_epi32(_mm256_set1_epi32(static_cast<int>(base)),
+                                        _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+  const unsigned at_home =
+      static_cast<unsigned>(_mm256_movemask_ps(_mm256_castsi256_ps(_mm256_cmpeq_epi32(home, slot))));
+  const unsigned keep = ~(at_home | SentinelMask4(s) | (SentinelMask4(s + 4) << 4)) & 0xffu;
+  // Lane indices of keep's set bits, one byte each, lowest first.
+  const uint64_t spread = _pdep_u64(keep, 0x0101010101010101ull) * 0xff;
+  const uint64_t lanes = _pext_u64(0x0706050403020100ull, spread);
+  const __m256i perm = _mm256_cvtepu8_epi32(_mm_cvtsi64_si128(static_cast<int64_t>(lanes)));
+  _mm256_storeu_si256(reinterpret_cast<__m256i*>(slot_out), _mm256_permutevar8x32_epi32(slot, perm));
+  _mm256_storeu_si256(reinterpret_cast<__m256i*>(home_out), _mm256_permutevar8x32_epi32(home, perm));
+  return static_cast<uint32_t>(std::popcount(keep));
+}
+#endif
+
 Status Bad(std::string_view what) {
   return Status::Corruption(fmt::format("invalid longset image: {}", what));
 }
 
 }  // namespace
+
+Status LongSet::CheckProbePaths(uint64_t max_steps) const {
+  // The fast path below only says whether the image is sound; this walk, one member at
+  // a time, names the first bad slot for the error reply.
+  auto explain = [&]() -> Status {
+    uint64_t steps = 0;
+    for (uint32_t i = 0; i < capacity_; ++i) {
+      const int64_t v = slots_[i];
+      if (IsSentinel(v)) continue;
+      uint64_t j = FastMod(HashMemberInline(v, seed1_), cap_magic_, capacity_);
+      const uint32_t step = 1 + FastMod(HashMemberInline(v, seed2_), step_magic_, capacity_ - 1);
+      while (slots_[j] != v) {
+        if (slots_[j] == kEmptySlot) {
+          return Status::Corruption(fmt::format(
+              "invalid longset image: unreachable member {} at slot {} (empty slot {} on its "
+              "path)",
+              v, i, j));
+        }
+        if (++steps > max_steps) {
+          return Status::Corruption("invalid longset image: probe sequences too long");
+        }
+        j = NextSlot(j, step, capacity_);
+      }
+      if (j != i) {
+        return Status::Corruption(
+            fmt::format("invalid longset image: duplicate member {} at slots {} and {}", v, j, i));
+      }
+    }
+    return Status::Corruption("invalid longset image: probe sequences too long");
+  };
+
+  // Validation is bound by branch mispredictions and by the latency of random loads,
+  // so it runs as branch-free passes over blocks of slots:
+  //   1. hash every slot; keep the members not in their home slot (a member in its
+  //      home slot is first on its own path by definition, and most are);
+  //   2. compute the kept members' steps and prefetch their home slots;
+  //   (1 and 2 hash four slots per AVX2 instruction sequence where the CPU has it)
+  //   3. advance every kept path kRound slots per round, with no data-dependent branch,
+  //      so the loads of many paths are in flight at once; paths still going carry
+  //      over to the next round. A path ends at the first slot holding the member or
+  //      empty: sound only if that is the member's own slot.
+  // About 3x faster than walking one member at a time (bench/long_set_bench FromImage).
+  const uint32_t cap = capacity_;
+  const int64_t* s = slots_.get();
+  constexpr uint32_t kBlock = 256;
+  // The paths still being walked, as parallel arrays (+8: vector stores run over).
+  uint32_t homes[kBlock + 8];
+  uint32_t slot[kBlock + 8];  // where the member is stored
+  uint32_t at[kBlock + 8];    // next slot to inspect
+  uint32_t step[kBlock];
+  int64_t value[kBlock];
+#if defined(__x86_64__)
+  static const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("bmi2");
+#endif
+  // Slots each path advances per round. With Brent's placement most displaced members
+  // sit one or two steps from home: 2 took the fewest instructions (callgrind) of 1-4.
+  constexpr int kRound = 2;
+  uint64_t steps = 0;
+  bool bad = false;
+  for (uint64_t base = 0; base < cap; base += kBlock) {  // 64-bit: base + kBlock may pass 2^32
+    const uint32_t first = static_cast<uint32_t>(base);
+    const uint32_t end = static_cast<uint32_t>(std::min<uint64_t>(cap, base + kBlock));
+    HashToSlots(s + first, end - first, seed1_, cap_magic_, cap, homes);
+    uint32_t n = 0;
+    uint32_t i = first;
+#if defined(__x86_64__)
+    if (avx2) {
+      for (; i + 8 <= end; i += 8) {
+        n += KeepDisplacedAvx2(s + i, i, homes + (i - first), slot + n, at + n);
+      }
+    }
+#endif
+    for (; i < end; ++i) {
+      const uint32_t home = homes[i - first];
+      slot[n] = i;
+      at[n] = home;
+      n += static_cast<uint32_t>(!IsSentinel(s[i]) & (home != i));
+    }
+    for (uint32_t k = 0; k < n; ++k) {
+      __builtin_prefetch(s + at[k]);
+      value[k] = s[slot[k]];
+    }
+    HashToSlots(value, n, seed2_, step_magic_, cap - 1, step);
+    for (uint32_t k = 0; k < n; ++k) ++step[k];
+    while (n > 0) {
+      uint32_t going = 0;
+      for (uint32_t k = 0; k < n; ++k) {
+        const int64_t v = value[k];
+        const uint32_t own_slot = slot[k];
+        const uint32_t st = step[k];
+        // stop: slots that end the walk (v or empty); own: the member's own slot. The walk
+        // is sound iff the first stop is its own slot. Unrolled, all in registers.
+        uint64_t a = at[k];
+        unsigned stop = 0;
+        unsigned own = 0;
+#pragma GCC unroll 2
+        for (int q = 0; q < kRound; ++q) {
+          const int64_t x = s[a];
+          stop |= static_cast<unsigned>((x == v) | (x == kEmptySlot)) << q;
+          own |= static_cast<unsigned>(a == own_slot) << q;
+          a = NextSlot(a, st, cap);
+        }
+        const bool done = stop != 0;
+        bad |= done & ((stop & -stop & own) == 0);  // ended at an empty slot or an earlier copy
+        value[going] = v;
+        slot[going] = own_slot;
+        step[going] = st;
+        at[going] = static_cast<uint32_t>(a);
+        going += static_cast<uint32_t>(!done);
+      }
+      steps += kRound * uint64_t{n};
+      n = going;
+      if (steps > max_steps) return explain();
+    }
+    if (bad) return explain();
+  }
+  return Status::OK();
+}
 
 void LongSet::SerializeImage(std::string* out) const {
   out->assign(kHeaderSize + size_t{capacity_} * kSlotSize, '\0');
