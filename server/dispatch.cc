@@ -304,7 +304,9 @@ void Server::FeedMonitors(const Client& c, std::span<const std::string_view> arg
     w.Simple(line);
   }
   // A monitor is otherwise idle, so nothing else would send its feed.
-  for (auto& [id, conn] : connections_) {
+  // Flush may close the connection, which erases it from connections_: step first.
+  for (auto it = connections_.begin(); it != connections_.end();) {
+    Connection* conn = (it++)->second;
     if (conn->client().monitor && &conn->client() != &c) conn->Flush();
   }
 }

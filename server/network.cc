@@ -35,6 +35,14 @@ Connection::~Connection() = default;
 
 void Connection::Start() {
   server_.AddConnection(this);
+  // Flush writes synchronously first; it must never block the command thread.
+  boost::system::error_code ec;
+  socket_.non_blocking(true, ec);
+  if (ec) {
+    server_.Log(3, "Cannot make client socket non-blocking: " + ec.message());
+    Close();
+    return;
+  }
   DoRead();
 }
 
@@ -148,14 +156,38 @@ void Connection::Flush() {
     if (client_.out.empty() && client_.close_after_reply) Close();
     return;
   }
+  // Most replies fit in the socket's send buffer: write them now, on the non-blocking
+  // socket, rather than through an async operation (an op, a post and a handler call
+  // per reply). Whatever does not fit goes out asynchronously, in order.
+  // An error is left for the async write to report, so Flush only closes on paths it
+  // always closed on.
+  boost::system::error_code ec;
+  const size_t sent = socket_.write_some(boost::asio::buffer(client_.out), ec);
+  if (!ec && sent == client_.out.size()) {
+    client_.out.clear();
+    CountWritten(sent);
+    if (client_.close_after_reply) {
+      Close();
+    } else if (reading_paused_) {
+      DoRead();
+    }
+    return;
+  }
+  const size_t done = ec ? 0 : sent;
   writing_.swap(client_.out);
   client_.out.clear();
   write_in_flight_ = true;
   auto self = shared_from_this();
-  boost::asio::async_write(socket_, boost::asio::buffer(writing_),
-                           [self](const boost::system::error_code& ec, size_t n) {
-                             self->OnWritten(ec, n);
+  boost::asio::async_write(socket_, boost::asio::buffer(writing_.data() + done, writing_.size() - done),
+                           [self, done](const boost::system::error_code& ec2, size_t n) {
+                             self->OnWritten(ec2, done + n);
                            });
+}
+
+void Connection::CountWritten(size_t n) {
+  client_.net_out += n;
+  server_.stats().net_output_bytes += n;
+  if (client_.out.capacity() > 1024 * 1024 && client_.out.empty()) client_.out.shrink_to_fit();
 }
 
 void Connection::OnWritten(const boost::system::error_code& ec, size_t n) {
@@ -165,8 +197,7 @@ void Connection::OnWritten(const boost::system::error_code& ec, size_t n) {
     Close();
     return;
   }
-  client_.net_out += n;
-  server_.stats().net_output_bytes += n;
+  CountWritten(n);
   writing_.clear();
   if (writing_.capacity() > 1024 * 1024) writing_.shrink_to_fit();
   Flush();

@@ -42,6 +42,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void OnRead(const boost::system::error_code& ec, size_t n);
   void ProcessInput();
   void OnWritten(const boost::system::error_code& ec, size_t n);
+  void CountWritten(size_t n);
   bool OutputOverLimit() const;
 
   Server& server_;

@@ -132,7 +132,9 @@ void Server::RemoveMonitor(Client* c) {
 void Server::SetDurableOffset(uint64_t offset) {
   if (offset <= durable_offset_) return;
   durable_offset_ = offset;
-  for (auto& [id, conn] : connections_) {
+  // Flush may close the connection, which erases it from connections_: step first.
+  for (auto it = connections_.begin(); it != connections_.end();) {
+    Connection* conn = (it++)->second;
     Client& c = conn->client();
     if (c.reply_barrier != 0 && c.reply_barrier <= offset) {
       c.reply_barrier = 0;
