@@ -1,5 +1,6 @@
 // feedkv-server [path/to/feedkv.conf] [--name value ...]
 #include <fcntl.h>
+#include <malloc.h>
 #include <unistd.h>
 
 #include <boost/asio/io_context.hpp>
@@ -42,6 +43,14 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "*** FATAL CONFIG ERROR *** %s\n", s.ToString().c_str());
     return 1;
   }
+  // glibc gives the top of the heap back to the kernel once 128 KB of it are free, so a
+  // workload that allocates and frees ~100 KB values (LSSET of a 10,000-member list and
+  // the read buffer for its bulk) faults every page in again each time: ~20% of LSSET's
+  // server time in perf. Keep up to 64 MB of freed heap for reuse (jemalloc, Redis's
+  // allocator, likewise holds freed pages for seconds) and serve blocks up to 4 MB from
+  // the heap; bigger ones still come from mmap and go straight back.
+  mallopt(M_MMAP_THRESHOLD, 4 << 20);
+  mallopt(M_TRIM_THRESHOLD, 64 << 20);
   MonotonicClock::Init();  // ~10 ms of TSC calibration, before any command is timed
   boost::asio::io_context io(1);
   Server server(io, std::move(config));
