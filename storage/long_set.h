@@ -245,6 +245,12 @@ inline uint32_t FastMod(uint32_t a, uint64_t magic, uint32_t d) {
 }
 inline uint32_t HashMember(int64_t v, uint64_t seed) { return HashMemberInline(v, seed); }
 
+// Whether image validation runs its AVX2/BMI2 code: when the CPU has both, unless a
+// test turned it off. SetVectorCodeForTesting(false) makes whole images go through the
+// scalar code; not thread-safe (tests only).
+bool VectorCodeEnabled();
+void SetVectorCodeForTesting(bool enabled);
+
 // One step along a probe path. 64-bit: j + step may pass 2^32.
 inline uint64_t NextSlot(uint64_t j, uint32_t step, uint32_t cap) {
   j += step;

@@ -82,8 +82,7 @@ struct SlotCounts {
 
 SlotCounts CountSlots(const int64_t* s, uint64_t n) {
 #if defined(__x86_64__)
-  static const bool avx2 = __builtin_cpu_supports("avx2");
-  if (avx2) return CountSlotsAvx2(s, n);
+  if (longset_internal::VectorCodeEnabled()) return CountSlotsAvx2(s, n);
 #endif
   return CountSlotsScalar(s, n);
 }
@@ -142,8 +141,7 @@ void HashToSlotsScalar(const int64_t* v, uint32_t n, uint64_t seed, uint64_t mag
 void HashToSlots(const int64_t* v, uint32_t n, uint64_t seed, uint64_t magic, uint32_t d,
                  uint32_t* out) {
 #if defined(__x86_64__)
-  static const bool avx2 = __builtin_cpu_supports("avx2");
-  if (avx2) return HashToSlotsAvx2(v, n, seed, magic, d, out);
+  if (longset_internal::VectorCodeEnabled()) return HashToSlotsAvx2(v, n, seed, magic, d, out);
 #endif
   HashToSlotsScalar(v, n, seed, magic, d, out);
 }
@@ -181,6 +179,8 @@ void HashToSlots(const int64_t* v, uint32_t n, uint64_t seed, uint64_t magic, ui
   return static_cast<uint32_t>(std::popcount(keep));
 }
 #endif
+
+int g_vector_override = -1;  // -1: use vector code when the CPU has it
 
 Status Bad(std::string_view what) {
   return Status::Corruption(fmt::format("invalid longset image: {}", what));
@@ -239,7 +239,7 @@ Status LongSet::CheckProbePaths(uint64_t max_steps) const {
   uint32_t step[kBlock];
   int64_t value[kBlock];
 #if defined(__x86_64__)
-  static const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("bmi2");
+  const bool avx2 = longset_internal::VectorCodeEnabled();
 #endif
   // Slots each path advances per round. With Brent's placement most displaced members
   // sit one or two steps from home: 2 took the fewest instructions (callgrind) of 1-4.
@@ -305,6 +305,21 @@ Status LongSet::CheckProbePaths(uint64_t max_steps) const {
   }
   return Status::OK();
 }
+
+namespace longset_internal {
+
+bool VectorCodeEnabled() {
+#if defined(__x86_64__)
+  static const bool cpu = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("bmi2");
+  return cpu && g_vector_override != 0;
+#else
+  return false;
+#endif
+}
+
+void SetVectorCodeForTesting(bool enabled) { g_vector_override = enabled ? 1 : 0; }
+
+}  // namespace longset_internal
 
 void LongSet::SerializeImage(std::string* out) const {
   out->assign(kHeaderSize + size_t{capacity_} * kSlotSize, '\0');

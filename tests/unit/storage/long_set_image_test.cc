@@ -290,7 +290,8 @@ bool SoundByReference(const std::string& img) {
 // A 99%-full table has probe paths of dozens of slots, which the validator walks in
 // rounds of four: moving one member to another empty slot, or copying it over another
 // member, gives an image the validator must judge exactly as the reference rule does.
-TEST(LongSetImage, LongProbePathsJudgedAsReference) {
+// Long paths, moved members and copies, judged against the plain rule (SoundByReference).
+void JudgeLongProbePathsAsReference() {
   std::mt19937_64 rng(11);
   std::vector<int64_t> ids;
   for (int i = 0; i < 3000; ++i) ids.push_back(static_cast<int64_t>(rng() >> 1) + 1);
@@ -324,6 +325,31 @@ TEST(LongSetImage, LongProbePathsJudgedAsReference) {
     }
   }
   EXPECT_GT(rejected, 100);
+}
+
+TEST(LongSetImage, LongProbePathsJudgedAsReference) { JudgeLongProbePathsAsReference(); }
+
+// The same with the AVX2/BMI2 validation code switched off (a no-op on a CPU without it),
+// so the scalar code judges whole images too, and both load the same bytes identically.
+TEST(LongSetImage, ScalarValidationJudgesAsVector) {
+  struct Restore {
+    ~Restore() { longset_internal::SetVectorCodeForTesting(true); }
+  } restore;
+  std::mt19937_64 rng(5);
+  LongSet s(rng(), rng());
+  bool added = false;
+  for (int i = 0; i < 50000; ++i) ASSERT_TRUE(s.Add(static_cast<int64_t>(rng()), {}, &added).ok());
+  std::vector<int64_t> members = Members(s);
+  for (size_t i = 0; i < members.size(); i += 7) s.Remove(members[i]);
+  const std::string img = ImageOf(s);
+  std::unique_ptr<LongSet> vec;
+  ASSERT_TRUE(LongSet::FromImage(img, {}, &vec).ok());
+  longset_internal::SetVectorCodeForTesting(false);
+  ASSERT_FALSE(longset_internal::VectorCodeEnabled());
+  std::unique_ptr<LongSet> scalar;
+  ASSERT_TRUE(LongSet::FromImage(img, {}, &scalar).ok());
+  EXPECT_EQ(ImageOf(*scalar), ImageOf(*vec));
+  JudgeLongProbePathsAsReference();
 }
 
 // Random byte flips anywhere in an image: FromImage either rejects it or returns a set
