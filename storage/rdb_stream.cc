@@ -1,6 +1,9 @@
 #include "storage/rdb_stream.h"
 
+#include <algorithm>
 #include <cstring>
+#include <new>
+#include <stdexcept>
 
 namespace feedkv::rdb {
 
@@ -228,11 +231,25 @@ bool RdbSource::GetVarint(uint64_t* v) {
   return false;
 }
 
+bool RdbSource::ReadGrowing(std::string* out, uint64_t len) {
+  // len comes from the input: grow with the bytes that really arrive, so a corrupt
+  // length fails at the end of the input instead of allocating all of it up front
+  // (a flipped bit in a length made a 34 GB allocation throw std::bad_alloc).
+  constexpr uint64_t kChunk = uint64_t{1} << 20;
+  out->clear();
+  while (out->size() < len) {
+    const size_t at = out->size();
+    const auto n = static_cast<size_t>(std::min<uint64_t>(kChunk, len - at));
+    out->resize(at + n);
+    if (!Read(out->data() + at, n)) return false;
+  }
+  return true;
+}
+
 bool RdbSource::GetString(std::string* s, uint64_t max_len) {
   uint64_t len;
   if (!GetVarint(&len) || len > max_len) return false;
-  s->resize(len);
-  return Read(s->data(), len);
+  return ReadGrowing(s, len);
 }
 
 bool RdbSource::GetStringView(std::string_view* s, uint64_t max_len, std::string* scratch) {
@@ -243,8 +260,7 @@ bool RdbSource::GetStringView(std::string_view* s, uint64_t max_len, std::string
     pos_ += len;
     return true;
   }
-  scratch->resize(len);
-  if (!Read(scratch->data(), len)) return false;
+  if (!ReadGrowing(scratch, len)) return false;
   *s = *scratch;
   return true;
 }
@@ -260,7 +276,15 @@ bool RdbSource::GetBlobBody(uint8_t enc, std::string_view* blob, uint64_t max_le
   if (enc != 1) return false;
   uint64_t total;
   if (!GetVarint(&total) || total > max_len) return false;
-  scratch->assign(total, '\0');
+  // Zero runs are implicit, so total cannot be checked against the input: a corrupt
+  // total that the allocator refuses is a corrupt blob, not a crash.
+  try {
+    scratch->assign(total, '\0');
+  } catch (const std::bad_alloc&) {
+    return false;
+  } catch (const std::length_error&) {
+    return false;
+  }
   uint64_t at = 0;
   while (at < total) {
     uint64_t lit, zeros;

@@ -103,6 +103,8 @@ class RdbSource {
 
  private:
   bool Fill(size_t need);
+  // Reads len bytes into *out, growing it as they arrive.
+  bool ReadGrowing(std::string* out, uint64_t len);
   void HashConsumed();
 
   SequentialFile* file_ = nullptr;

@@ -245,6 +245,26 @@ TEST(RdbCorruption, EverySingleByteFlipIsDetected) {
   }
 }
 
+// A corrupt length must fail at the end of the input, not allocate what it claims: a
+// flipped bit once made a string length of 34 GB throw std::bad_alloc mid-load.
+TEST(RdbCorruption, HugeDeclaredLengthsFailWithoutAllocating) {
+  for (uint64_t claimed : {uint64_t{34215884188}, uint64_t{1} << 40, ~uint64_t{0} >> 1}) {
+    std::string bytes;
+    RdbSink sink(&bytes);
+    sink.PutVarint(claimed);
+    sink.Write("only a few bytes", 16);
+    ASSERT_TRUE(sink.Finish().ok());
+    RdbSource a(bytes);
+    std::string s;
+    EXPECT_FALSE(a.GetString(&s, ~uint64_t{0}));
+    RdbSource b(bytes);
+    std::string_view view;
+    std::string scratch;
+    EXPECT_FALSE(b.GetStringView(&view, ~uint64_t{0}, &scratch));
+    EXPECT_LT(scratch.capacity(), uint64_t{4} << 20);
+  }
+}
+
 TEST(RdbCorruption, EveryTruncationIsDetected) {
   Dataset a;
   Fill(&a);
