@@ -225,21 +225,16 @@ void LongSet::SetCapacity(uint64_t capacity) {
   step_magic_ = FastModMagic(capacity_ - 1);
 }
 
-uint32_t LongSet::StepOf(int64_t v) const {
-  return 1 + FastMod(HashMemberInline(v, seed2_), step_magic_, capacity_ - 1);
-}
-
 uint64_t LongSet::FindSlot(int64_t v) const {
   const uint64_t cap = capacity_;
   const int64_t* s = slots_.get();
-  uint64_t i = FastMod(HashMemberInline(v, seed1_), cap_magic_, capacity_);
+  uint64_t i = HomeOf(v);
   if (s[i] == v) return i;
   if (s[i] == kEmptySlot) return cap;
   // Most lookups end at the home slot, so the second hash is computed only now.
-  const uint64_t step = 1 + FastMod(HashMemberInline(v, seed2_), step_magic_, capacity_ - 1);
+  const uint32_t step = StepOf(v);
   for (uint64_t n = 1; n < cap; ++n) {
-    i += step;
-    if (i >= cap) i -= cap;
+    i = NextSlot(i, step, capacity_);
     if (s[i] == v) return i;
     if (s[i] == kEmptySlot) return cap;
   }
@@ -247,7 +242,7 @@ uint64_t LongSet::FindSlot(int64_t v) const {
 }
 
 void LongSet::PlaceNew(int64_t v) {
-  PlaceNewAt(v, FastMod(HashMemberInline(v, seed1_), cap_magic_, capacity_));
+  PlaceNewAt(v, HomeOf(v));
 }
 
 void LongSet::PlaceNewAt(int64_t v, uint64_t home) {
@@ -315,7 +310,7 @@ void LongSet::Rehash(uint64_t new_capacity) {
   for (uint64_t i = 0; i < old_capacity; ++i) {
     if (IsSentinel(old[i])) continue;
     values[pending] = old[i];
-    homes[pending] = FastMod(HashMemberInline(old[i], seed1_), cap_magic_, capacity_);
+    homes[pending] = HomeOf(old[i]);
     __builtin_prefetch(&slots_[homes[pending]], 1);
     if (++pending == kBatch) {
       for (int k = 0; k < kBatch; ++k) PlaceNewAt(values[k], homes[k]);
@@ -339,7 +334,7 @@ Status LongSet::Add(int64_t v, const LongSetOptions& options, bool* added) {
   }
   const uint64_t cap = capacity_;
   int64_t* s = slots_.get();
-  const uint64_t home = FastMod(HashMemberInline(v, seed1_), cap_magic_, capacity_);
+  const uint64_t home = HomeOf(v);
   uint64_t i = home;
   uint32_t step = 0;
   uint64_t tombstone = cap;  // first tombstone on the path: reusing it keeps fill unchanged
@@ -526,12 +521,11 @@ uint32_t LongSet::ProbeCount(int64_t v) const {
   if (IsSentinel(v)) return 0;
   const uint64_t cap = capacity_;
   const int64_t* s = slots_.get();
-  uint64_t i = FastMod(HashMemberInline(v, seed1_), cap_magic_, capacity_);
-  const uint64_t step = 1 + FastMod(HashMemberInline(v, seed2_), step_magic_, capacity_ - 1);
+  uint64_t i = HomeOf(v);
+  const uint32_t step = StepOf(v);
   uint32_t probes = 1;
   while (s[i] != v && s[i] != kEmptySlot && probes < cap) {
-    i += step;
-    if (i >= cap) i -= cap;
+    i = NextSlot(i, step, capacity_);
     ++probes;
   }
   return probes;

@@ -189,7 +189,8 @@ class LongSet {
   // empty_n (slot empty_slot) with only members before it, there or by a Brent move
   // (see long_set.cc). Does not count v in live_.
   void StoreNew(int64_t v, uint64_t home, uint32_t step, uint64_t empty_n, uint64_t empty_slot);
-  // h2: the stride of v's probe path, in [1, capacity-1].
+  // h1: v's home slot. h2: the stride of v's probe path, in [1, capacity-1].
+  uint32_t HomeOf(int64_t v) const;
   uint32_t StepOf(int64_t v) const;
   // Brent's search looks at most this deep into a new member's path: the first
   // kBrentRounds-1 move totals. Part of the canonical build (tools/longset_image.py).
@@ -265,5 +266,16 @@ struct ProbeStart {
 ProbeStart ProbeStartFor(int64_t v, uint64_t seed1, uint64_t seed2, uint32_t capacity);
 
 }  // namespace longset_internal
+
+// In the header so every probe loop, in either .cc file, keeps them inline.
+inline uint32_t LongSet::HomeOf(int64_t v) const {
+  return longset_internal::FastMod(longset_internal::HashMemberInline(v, seed1_), cap_magic_,
+                                   capacity_);
+}
+
+inline uint32_t LongSet::StepOf(int64_t v) const {
+  return 1 + longset_internal::FastMod(longset_internal::HashMemberInline(v, seed2_), step_magic_,
+                                       capacity_ - 1);
+}
 
 }  // namespace feedkv

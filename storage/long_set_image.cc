@@ -196,8 +196,8 @@ Status LongSet::CheckProbePaths(uint64_t max_steps) const {
     for (uint32_t i = 0; i < capacity_; ++i) {
       const int64_t v = slots_[i];
       if (IsSentinel(v)) continue;
-      uint64_t j = FastMod(HashMemberInline(v, seed1_), cap_magic_, capacity_);
-      const uint32_t step = 1 + FastMod(HashMemberInline(v, seed2_), step_magic_, capacity_ - 1);
+      uint64_t j = HomeOf(v);
+      const uint32_t step = StepOf(v);
       while (slots_[j] != v) {
         if (slots_[j] == kEmptySlot) {
           return Status::Corruption(fmt::format(
