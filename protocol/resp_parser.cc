@@ -24,6 +24,25 @@ bool ParseLength(std::string_view s, int64_t* out) {
   return ec == std::errc() && ptr == last;
 }
 
+// The common header: up to 17 digits then "\r\n", at buf[start..]. Returns the value
+// and sets *next past the "\n", or -1 for anything else (a sign, a leading zero, more
+// digits, a line not yet complete), which the general path then judges.
+int64_t QuickLength(std::string_view buf, size_t start, size_t* next) {
+  const size_t end = std::min(buf.size(), start + 19);
+  size_t i = start;
+  int64_t v = 0;
+  for (; i < end; i++) {
+    const unsigned d = static_cast<unsigned char>(buf[i]) - unsigned{'0'};
+    if (d > 9) break;
+    v = v * 10 + d;
+  }
+  const size_t digits = i - start;
+  if (digits == 0 || digits > 17 || (digits > 1 && buf[start] == '0')) return -1;
+  if (i + 1 >= buf.size() || buf[i] != '\r' || buf[i + 1] != '\n') return -1;
+  *next = i + 2;
+  return v;
+}
+
 int HexValue(char c) {
   if (c >= '0' && c <= '9') return c - '0';
   if (c >= 'a' && c <= 'f') return c - 'a' + 10;
@@ -158,6 +177,17 @@ RespParser::Result RespParser::ParseInline(std::string_view buf, size_t* consume
 RespParser::Result RespParser::ParseMultibulk(std::string_view buf, size_t* consumed) {
   if (multibulk_left_ < 0) {
     // Header "*<count>\r\n".
+    size_t next;
+    if (int64_t count = QuickLength(buf, 1, &next);
+        count > 0 && static_cast<uint64_t>(count) <= limits_.max_multibulk_len && count <= INT_MAX) {
+      multibulk_left_ = count;
+      pos_ = next;
+      scan_ = 0;
+      arg_spans_.clear();
+      arg_spans_.reserve(static_cast<size_t>(std::min<int64_t>(count, 1024)));
+    }
+  }
+  if (multibulk_left_ < 0) {
     size_t cr = buf.find('\r', std::max<size_t>(scan_, 1));
     if (cr == std::string_view::npos || cr + 1 >= buf.size()) {
       if (buf.size() > limits_.max_inline_len) return Fail(err::kProtoTooBigMultibulk);
@@ -191,6 +221,15 @@ RespParser::Result RespParser::ParseMultibulk(std::string_view buf, size_t* cons
         char got = buf[pos_] == '\r' || buf[pos_] == '\n' ? ' ' : buf[pos_];
         return Fail(std::string("ERR Protocol error: expected '$', got '") + got + "'");
       }
+      size_t next;
+      if (int64_t len = QuickLength(buf, pos_ + 1, &next);
+          len >= 0 && static_cast<uint64_t>(len) <= limits_.max_bulk_len) {
+        bulk_len_ = len;
+        pos_ = next;
+        scan_ = 0;
+      }
+    }
+    if (bulk_len_ < 0) {
       size_t cr = buf.find('\r', std::max(scan_, pos_ + 1));
       if (cr == std::string_view::npos || cr + 1 >= buf.size()) {
         if (buf.size() - pos_ > limits_.max_inline_len) return Fail(err::kProtoTooBigBulk);

@@ -1,18 +1,24 @@
 #include "server/command_table.h"
 
 #include <algorithm>
-#include <cctype>
 #include <charconv>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 
 namespace feedkv::server {
 
 namespace {
 
+// Command names are ASCII; folding only A-Z (as strcasecmp does in the C locale) keeps
+// the lookup free of locale calls, which were a tenth of a pipelined GET's server time.
+inline char LowerAscii(char c) {
+  return static_cast<char>(c + ((static_cast<unsigned char>(c - 'A') < 26) << 5));
+}
+
 std::string Lower(std::string_view s) {
   std::string r(s);
-  for (char& c : r) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  for (char& c : r) c = LowerAscii(c);
   return r;
 }
 
@@ -20,9 +26,23 @@ std::string Lower(std::string_view s) {
 bool EqualsLower(std::string_view s, std::string_view lower) {
   if (s.size() != lower.size()) return false;
   for (size_t i = 0; i < s.size(); i++) {
-    if (std::tolower(static_cast<unsigned char>(s[i])) != lower[i]) return false;
+    if (LowerAscii(s[i]) != lower[i]) return false;
   }
   return true;
+}
+
+// Hash of the case-folded name from its first eight bytes and its length: one multiply
+// instead of one per byte. OR-ing 0x20 into every byte folds A-Z to a-z (it also folds
+// a few punctuation bytes together, which only costs a probe: Find compares names).
+uint64_t NameHash(std::string_view name) {
+  uint64_t word = 0;
+  if (name.size() >= 8) {
+    std::memcpy(&word, name.data(), 8);
+  } else {
+    for (size_t i = 0; i < name.size(); i++) word |= uint64_t{static_cast<unsigned char>(name[i])} << (8 * i);
+  }
+  word |= 0x2020202020202020ull;
+  return ((word ^ name.size()) * 0x9E3779B97F4A7C15ull) >> 32;
 }
 
 [[noreturn]] void BadDeclaration(const char* what, std::string_view name) {
@@ -58,6 +78,10 @@ CommandTable::CommandTable() {
     for (const CommandSpec& spec : family) total += 1 + spec.subcommands.size();
   }
   rows_.reserve(total);
+  // Open addressing at most 1/4 full: a lookup nearly always ends at its first slot.
+  size_t index_size = 16;
+  while (index_size < 4 * total) index_size *= 2;
+  by_name_.assign(index_size, nullptr);
   for (auto family : families) {
     for (const CommandSpec& spec : family) {
       if (spec.name != Lower(spec.name) || spec.handler == nullptr ||
@@ -69,9 +93,7 @@ CommandTable::CommandTable() {
       row.parent = nullptr;
       row.sub_rows = {};
       row.id = static_cast<uint32_t>(rows_.size() - 1);
-      if (!by_name_.emplace(std::string(spec.name), &row).second) {
-        BadDeclaration("duplicate command", spec.name);
-      }
+      IndexByName(&row);
       all_.push_back(&row);
     }
   }
@@ -103,13 +125,21 @@ CommandTable::CommandTable() {
 }
 
 const CommandSpec* CommandTable::Find(std::string_view name) const {
-  char buf[64];
-  if (name.size() >= sizeof(buf)) return nullptr;
-  for (size_t i = 0; i < name.size(); i++) {
-    buf[i] = static_cast<char>(std::tolower(static_cast<unsigned char>(name[i])));
+  const size_t mask = by_name_.size() - 1;
+  for (size_t i = NameHash(name) & mask;; i = (i + 1) & mask) {
+    const CommandSpec* spec = by_name_[i];
+    if (spec == nullptr || EqualsLower(name, spec->name)) return spec;
   }
-  auto it = by_name_.find(std::string(buf, name.size()));
-  return it == by_name_.end() ? nullptr : it->second;
+}
+
+void CommandTable::IndexByName(const CommandSpec* spec) {
+  const size_t mask = by_name_.size() - 1;
+  size_t i = NameHash(spec->name) & mask;
+  while (by_name_[i] != nullptr) {
+    if (by_name_[i]->name == spec->name) BadDeclaration("duplicate command", spec->name);
+    i = (i + 1) & mask;
+  }
+  by_name_[i] = spec;
 }
 
 const CommandSpec* CommandTable::FindFullName(std::string_view name) const {

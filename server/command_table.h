@@ -21,7 +21,6 @@
 #include <span>
 #include <string>
 #include <string_view>
-#include <unordered_map>
 #include <vector>
 
 namespace feedkv::server {
@@ -128,7 +127,11 @@ class CommandTable {
  private:
   std::vector<CommandSpec> rows_;          // reserved once: pointers stay valid
   std::deque<std::string> full_names_;     // storage of "container|sub"
-  std::unordered_map<std::string, const CommandSpec*> by_name_;
+  void IndexByName(const CommandSpec* spec);
+
+  // Top-level rows by case-folded name: open addressing, linear probing, a power of
+  // two in size and never more than a quarter full, so every probe ends at a null.
+  std::vector<const CommandSpec*> by_name_;
   std::vector<const CommandSpec*> all_;
   std::vector<const CommandSpec*> all_rows_;
 };

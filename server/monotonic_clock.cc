@@ -16,14 +16,7 @@ namespace feedkv::server {
 
 namespace {
 
-struct ClockState {
-  bool use_tsc = false;
-  double ns_per_tick = 0;  // from calibration
-  uint64_t tsc_origin = 0;
-  std::string description = "POSIX clock_gettime";
-};
-
-ClockState g_clock;
+std::string g_description = "POSIX clock_gettime";
 std::once_flag g_init;
 
 int64_t PosixNs() {
@@ -63,36 +56,30 @@ double CalibrateTicksPerUs() {
 }
 #endif
 
-void DoInit() {
+}  // namespace
+
+void MonotonicClock::DoInit() {
 #if defined(__x86_64__)
   if (!InvariantTsc()) return;
   const double ticks_per_us = CalibrateTicksPerUs();
   if (!(ticks_per_us > 1)) return;  // a TSC slower than 1 MHz is not a real one
-  g_clock.ns_per_tick = 1000 / ticks_per_us;
-  g_clock.tsc_origin = __rdtsc();
-  g_clock.use_tsc = true;
-  g_clock.description = fmt::format("X86 TSC @ {:.0f} ticks/us", ticks_per_us);
+  ns_per_tick_ = 1000 / ticks_per_us;
+  tsc_origin_ = __rdtsc();
+  g_description = fmt::format("X86 TSC @ {:.0f} ticks/us", ticks_per_us);
+  use_tsc_.store(true, std::memory_order_release);
 #endif
 }
 
-}  // namespace
-
 void MonotonicClock::Init() { std::call_once(g_init, DoInit); }
 
-int64_t MonotonicClock::NowNs() {
+int64_t MonotonicClock::SlowNowNs() {
   Init();
-#if defined(__x86_64__)
-  if (g_clock.use_tsc) {
-    return static_cast<int64_t>(static_cast<double>(__rdtsc() - g_clock.tsc_origin) *
-                                g_clock.ns_per_tick);
-  }
-#endif
-  return PosixNs();
+  return use_tsc_.load(std::memory_order_acquire) ? NowNs() : PosixNs();
 }
 
 const std::string& MonotonicClock::Description() {
   Init();
-  return g_clock.description;
+  return g_description;
 }
 
 }  // namespace feedkv::server
