@@ -163,8 +163,9 @@ class LongSet {
   };
   using SlotArray = std::unique_ptr<int64_t[], FreeDeleter>;
 
-  // FromImage for a version 1 image (members placed by XXH64): re-inserts its members.
-  static Status FromXxh64Image(std::string_view image, uint64_t flags, uint64_t count,
+  // FromImage for an image of an older version (members placed by another hash):
+  // re-inserts its members.
+  static Status FromOlderImage(std::string_view image, uint64_t flags, uint64_t count,
                                const LongSetOptions& options, std::unique_ptr<LongSet>* out);
 
   static SlotArray AllocateSlots(uint64_t capacity, bool zeroed = true);
@@ -233,16 +234,27 @@ inline uint32_t FastMod(uint32_t a, uint64_t magic, uint32_t d) {
   return static_cast<uint32_t>((static_cast<unsigned __int128>(low) * d) >> 64);
 }
 
-// The member hash of image version 2: splitmix64's finalizer (Stafford's "Mix13") of
-// v ^ seed, folded to 32 bits. Two multiplies, against XXH64's five for an 8-byte
-// input (version 1): hashing is most of LSSET's validation and of a lookup that hits
-// its home slot. Forced inline so the probe loops keep it in registers.
+// The member hash (image version 3): XXH3-64 of the member's 8 little-endian bytes with
+// `seed`, exactly XXH3_64bits_withSeed (xxHash 0.8), folded to 32 bits. For an 8-byte
+// input XXH3 is a rotate, an xor with a seed-derived constant and Evensen's rrmxmx (two
+// multiplies); written out here so probe loops keep it inline, and checked against
+// libxxhash by LongSetHash.MatchesLibXxh3. kXxh3SecretMix is XXH3's default secret
+// bytes [8, 16) XOR [16, 24), read little-endian.
+inline constexpr uint64_t kXxh3SecretMix = 0x1cad21f72c81017cull ^ 0xdb979083e96dd4deull;
+inline constexpr uint64_t kXxh3PrimeMx2 = 0x9fb21c651e98df25ull;
+// The seed-dependent constant XXH3 xors into an input of 4-8 bytes.
+inline constexpr uint64_t Xxh3Bitflip(uint64_t seed) {
+  return kXxh3SecretMix - (seed ^ (uint64_t{__builtin_bswap32(static_cast<uint32_t>(seed))} << 32));
+}
 [[gnu::always_inline]] inline uint32_t HashMemberInline(int64_t v, uint64_t seed) {
-  uint64_t z = static_cast<uint64_t>(v) ^ seed;
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-  z ^= z >> 31;
-  return static_cast<uint32_t>(z ^ (z >> 32));
+  // XXH3 reads the low and high 32-bit words and swaps them: a rotate by 32.
+  uint64_t h = std::rotl(static_cast<uint64_t>(v), 32) ^ Xxh3Bitflip(seed);
+  h ^= std::rotl(h, 49) ^ std::rotl(h, 24);
+  h *= kXxh3PrimeMx2;
+  h ^= (h >> 35) + 8;  // + the input length
+  h *= kXxh3PrimeMx2;
+  h ^= h >> 28;
+  return static_cast<uint32_t>(h ^ (h >> 32));
 }
 inline uint32_t HashMember(int64_t v, uint64_t seed) { return HashMemberInline(v, seed); }
 

@@ -89,7 +89,7 @@ SlotCounts CountSlots(const int64_t* s, uint64_t n) {
 
 // FastMod(HashMemberInline(v[i], seed), magic, d) for i < n, into out[i]. Image
 // validation hashes every slot, and scalar hashing was ~45 instructions a slot, half
-// of an LSSET; the AVX2 version does four slots in ~32 vector instructions.
+// of an LSSET; the AVX2 version does four slots in ~35 vector instructions.
 void HashToSlotsScalar(const int64_t* v, uint32_t n, uint64_t seed, uint64_t magic, uint32_t d,
                        uint32_t* out) {
   for (uint32_t i = 0; i < n; ++i) {
@@ -105,23 +105,30 @@ void HashToSlotsScalar(const int64_t* v, uint32_t n, uint64_t seed, uint64_t mag
   return _mm256_add_epi64(_mm256_mul_epu32(a, b), _mm256_slli_epi64(cross, 32));
 }
 
+[[gnu::target("avx2")]] inline __m256i RotL64(__m256i x, int r) {
+  return _mm256_or_si256(_mm256_slli_epi64(x, r), _mm256_srli_epi64(x, 64 - r));
+}
+
 [[gnu::target("avx2")]] void HashToSlotsAvx2(const int64_t* v, uint32_t n, uint64_t seed,
                                              uint64_t magic, uint32_t d, uint32_t* out) {
-  const __m256i seed_v = _mm256_set1_epi64x(static_cast<int64_t>(seed));
-  const __m256i m1 = _mm256_set1_epi64x(static_cast<int64_t>(0xbf58476d1ce4e5b9ull));
-  const __m256i m1_hi = _mm256_set1_epi64x(static_cast<int64_t>(0xbf58476d1ce4e5b9ull >> 32));
-  const __m256i m2 = _mm256_set1_epi64x(static_cast<int64_t>(0x94d049bb133111ebull));
-  const __m256i m2_hi = _mm256_set1_epi64x(static_cast<int64_t>(0x94d049bb133111ebull >> 32));
+  const __m256i flip = _mm256_set1_epi64x(static_cast<int64_t>(longset_internal::Xxh3Bitflip(seed)));
+  const __m256i mx = _mm256_set1_epi64x(static_cast<int64_t>(longset_internal::kXxh3PrimeMx2));
+  const __m256i mx_hi = _mm256_set1_epi64x(static_cast<int64_t>(longset_internal::kXxh3PrimeMx2 >> 32));
+  const __m256i len = _mm256_set1_epi64x(8);
   const __m256i mg = _mm256_set1_epi64x(static_cast<int64_t>(magic));
   const __m256i mg_hi = _mm256_set1_epi64x(static_cast<int64_t>(magic >> 32));
   const __m256i dv = _mm256_set1_epi64x(d);
   const __m256i low32 = _mm256_set1_epi64x(0xffffffff);
   uint32_t i = 0;
   for (; i + 4 <= n; i += 4) {
-    __m256i z = _mm256_xor_si256(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(v + i)), seed_v);
-    z = MulLo64(_mm256_xor_si256(z, _mm256_srli_epi64(z, 30)), m1, m1_hi);
-    z = MulLo64(_mm256_xor_si256(z, _mm256_srli_epi64(z, 27)), m2, m2_hi);
-    z = _mm256_xor_si256(z, _mm256_srli_epi64(z, 31));
+    // HashMemberInline, four lanes: swapping the 32-bit halves is the rotate by 32.
+    const __m256i x = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(v + i));
+    __m256i z = _mm256_xor_si256(_mm256_shuffle_epi32(x, 0xb1), flip);
+    z = _mm256_xor_si256(z, _mm256_xor_si256(RotL64(z, 49), RotL64(z, 24)));
+    z = MulLo64(z, mx, mx_hi);
+    z = _mm256_xor_si256(z, _mm256_add_epi64(_mm256_srli_epi64(z, 35), len));
+    z = MulLo64(z, mx, mx_hi);
+    z = _mm256_xor_si256(z, _mm256_srli_epi64(z, 28));
     const __m256i f = _mm256_and_si256(_mm256_xor_si256(z, _mm256_srli_epi64(z, 32)), low32);
     // FastMod: low = magic * f mod 2^64, then the high 64 bits of low * d.
     const __m256i lo = _mm256_add_epi64(_mm256_mul_epu32(mg, f),
@@ -350,7 +357,7 @@ Status LongSet::FromImage(std::string_view image, const LongSetOptions& options,
   const char* p = image.data();
   if (std::memcmp(p + kMagicOffset, kMagic, sizeof(kMagic)) != 0) return Bad("bad magic");
   const uint64_t version = LoadLE(p + kVersionOffset, 2);
-  if (version != kVersion && version != kVersionXxh64) {
+  if (version != kVersion && version != kVersionSplitMix && version != kVersionXxh64) {
     return Bad(fmt::format("unsupported version {}", version));
   }
   const uint64_t flags = LoadLE(p + kFlagsOffset, 2);
@@ -368,9 +375,7 @@ Status LongSet::FromImage(std::string_view image, const LongSetOptions& options,
                            expected_size, capacity));
   }
   const uint64_t count = LoadLE(p + kCountOffset, 8);
-  if (version == kVersionXxh64) {
-    return FromXxh64Image(image, flags, count, options, out);
-  }
+  if (version != kVersion) return FromOlderImage(image, flags, count, options, out);
 
   auto set = std::make_unique<LongSet>(LoadLE(p + kSeed1Offset, 8), LoadLE(p + kSeed2Offset, 8));
   set->slots_ = AllocateSlots(capacity, /*zeroed=*/false);  // every slot is copied in
@@ -413,10 +418,10 @@ Status LongSet::FromImage(std::string_view image, const LongSetOptions& options,
   return Status::OK();
 }
 
-Status LongSet::FromXxh64Image(std::string_view image, uint64_t flags, uint64_t count,
+Status LongSet::FromOlderImage(std::string_view image, uint64_t flags, uint64_t count,
                                const LongSetOptions& options, std::unique_ptr<LongSet>* out) {
-  // Version 1 placed members by another hash, so its slots cannot be adopted: its
-  // members are re-inserted into a fresh table under the image's seeds. Probe paths
+  // Versions 1 and 2 placed members by other hashes, so their slots cannot be adopted:
+  // the members are re-inserted into a fresh table under the image's seeds. Probe paths
   // need no check (re-insertion makes them right); duplicates show up in the count.
   const uint64_t capacity = (image.size() - kHeaderSize) / kSlotSize;
   const char* slots = image.data() + kHeaderSize;

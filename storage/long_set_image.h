@@ -2,11 +2,11 @@
 // (LSSET, LSDUMP, snapshots), tools/feedkv_lspack.cc and tools/longset_image.py.
 // docs/formats.md is the normative description; keep the two in step.
 //
-// All integers are little-endian. Version 2:
+// All integers are little-endian. Version 3:
 //
 //   offset  size  field
 //        0     4  magic     "FKLS"
-//        4     2  version   2 (1 is still read, below)
+//        4     2  version   3 (1 and 2 are still read, below)
 //        6     2  flags     bit 0: 0 is a member; bit 1: INT64_MIN is a member
 //        8     8  capacity  a prime in [7, 4294967291]
 //       16     8  count     members, including the two flag members
@@ -14,16 +14,16 @@
 //       32     8  seed2     seed of h2
 //       40  8*cap slots     int64: 0 = empty, INT64_MIN = tombstone, else a member
 //
-// Version 2 fixes the hash: z = v XOR seed (v as uint64); z = (z ^ z>>30) * C1;
-// z = (z ^ z>>27) * C2; z ^= z>>31 (splitmix64's finalizer, C1 = 0xbf58476d1ce4e5b9,
-// C2 = 0x94d049bb133111eb); f = (z >> 32) ^ (z & 0xffffffff); h1 = f(seed1) mod
-// capacity; h2 = 1 + f(seed2) mod (capacity - 1); slot(n) = (h1 + n*h2) mod capacity.
+// The hash: x = XXH3_64bits_withSeed(the member's 8 LE bytes, seed) (xxHash 0.8's XXH3);
+// f = (x >> 32) ^ (x & 0xffffffff); h1 = f(seed1) mod capacity; h2 = 1 + f(seed2) mod
+// (capacity - 1); slot(n) = (h1 + n*h2) mod capacity.
 //
-// Version 1 is the same layout with f from XXH64 of the 8-byte LE member. It is still
-// accepted: its members are re-inserted into a version 2 table (LongSet::FromImage).
+// Versions 2 (f from splitmix64's finalizer of v ^ seed) and 1 (f from XXH64) have the
+// same layout. Both are still accepted: their members are re-inserted into a version 3
+// table (LongSet::FromImage).
 //
 // Example: the set {5} in a capacity-7 table with seeds 1 and 2 is 40 + 56 = 96 bytes:
-//   46 4b 4c 53 | 02 00 | 00 00 | 07 00.. | 01 00.. | 01 00.. | 02 00.. | 7 slots,
+//   46 4b 4c 53 | 03 00 | 00 00 | 07 00.. | 01 00.. | 01 00.. | 02 00.. | 7 slots,
 // six of them zero and slot 2 = h1(5) holding 05 00 00 00 00 00 00 00.
 //
 // There is no checksum: images travel inside RESP (TCP-checked) and inside snapshots
@@ -37,8 +37,9 @@
 namespace feedkv::longset_image {
 
 inline constexpr char kMagic[4] = {'F', 'K', 'L', 'S'};
-inline constexpr uint16_t kVersion = 2;
-// The first version, whose hash was XXH64; read by re-insertion only.
+inline constexpr uint16_t kVersion = 3;
+// Older versions, whose members were placed by other hashes; read by re-insertion only.
+inline constexpr uint16_t kVersionSplitMix = 2;
 inline constexpr uint16_t kVersionXxh64 = 1;
 
 inline constexpr size_t kMagicOffset = 0;

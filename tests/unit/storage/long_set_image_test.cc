@@ -82,7 +82,7 @@ TEST(LongSetImage, HeaderLayoutMatchesSpec) {
   const std::string img = SingleMemberImage(&home);
   ASSERT_EQ(img.size(), 40u + 7 * 8);
   EXPECT_EQ(img.substr(0, 4), "FKLS");
-  EXPECT_EQ(Load(img, longset_image::kVersionOffset, 2), 2u);
+  EXPECT_EQ(Load(img, longset_image::kVersionOffset, 2), 3u);
   EXPECT_EQ(Load(img, longset_image::kFlagsOffset, 2), 0u);
   EXPECT_EQ(Load(img, longset_image::kCapacityOffset, 8), 7u);
   EXPECT_EQ(Load(img, longset_image::kCountOffset, 8), 1u);
@@ -180,8 +180,8 @@ TEST(LongSetImage, BadMagic) {
 TEST(LongSetImage, UnsupportedVersion) {
   uint64_t home = 0;
   std::string img = SingleMemberImage(&home);
-  Store(&img, longset_image::kVersionOffset, 3, 2);
-  EXPECT_CORRUPTION(Load(img), "unsupported version 3");
+  Store(&img, longset_image::kVersionOffset, 4, 2);
+  EXPECT_CORRUPTION(Load(img), "unsupported version 4");
   Store(&img, longset_image::kVersionOffset, 0, 2);
   EXPECT_CORRUPTION(Load(img), "unsupported version 0");
 }
@@ -434,28 +434,32 @@ TEST(LongSetImage, PythonFixtureValidates) {
   EXPECT_EQ(ImageOf(*built), img);
 }
 
-// longset_v1_fixture.img is the same ids packed by the version 1 tools (XXH64 hash),
-// as an older snapshot or packer holds them: loaded by re-inserting the members.
-TEST(LongSetImage, Version1ImageIsReinserted) {
-  std::string img;
-  std::vector<int64_t> ids;
-  ReadFixture("longset_v1_fixture.img", &img, &ids);
-  if (HasFatalFailure()) return;
-  ASSERT_EQ(Load(img, longset_image::kVersionOffset, 2), 1u);
-  std::unique_ptr<LongSet> loaded;
-  LoadHoldingExactly(img, ids, &loaded);
-  if (HasFatalFailure()) return;
-  const std::string now = ImageOf(*loaded);
-  EXPECT_EQ(Load(now, longset_image::kVersionOffset, 2), 2u);
-  EXPECT_EQ(Load(now, longset_image::kSeed1Offset, 8), Load(img, longset_image::kSeed1Offset, 8));
-  std::unique_ptr<LongSet> again;
-  ASSERT_TRUE(LongSet::FromImage(now, {}, &again).ok());
-  EXPECT_EQ(ImageOf(*again), now);
+// longset_v1_fixture.img and longset_v2_fixture.img hold the same ids packed by the
+// version 1 tools (XXH64 hash) and version 2 tools (splitmix64-finalizer hash), as an
+// older snapshot or packer holds them: loaded by re-inserting the members.
+TEST(LongSetImage, OlderVersionImagesAreReinserted) {
+  for (uint64_t version : {1, 2}) {
+    SCOPED_TRACE(version);
+    std::string img;
+    std::vector<int64_t> ids;
+    ReadFixture(version == 1 ? "longset_v1_fixture.img" : "longset_v2_fixture.img", &img, &ids);
+    if (HasFatalFailure()) return;
+    ASSERT_EQ(Load(img, longset_image::kVersionOffset, 2), version);
+    std::unique_ptr<LongSet> loaded;
+    LoadHoldingExactly(img, ids, &loaded);
+    if (HasFatalFailure()) return;
+    const std::string now = ImageOf(*loaded);
+    EXPECT_EQ(Load(now, longset_image::kVersionOffset, 2), 3u);
+    EXPECT_EQ(Load(now, longset_image::kSeed1Offset, 8), Load(img, longset_image::kSeed1Offset, 8));
+    std::unique_ptr<LongSet> again;
+    ASSERT_TRUE(LongSet::FromImage(now, {}, &again).ok());
+    EXPECT_EQ(ImageOf(*again), now);
 
-  // A version 1 image whose count disagrees with its distinct members is still rejected.
-  std::string dup = img;
-  Store(&dup, longset_image::kCountOffset, Load(img, longset_image::kCountOffset, 8) + 1, 8);
-  EXPECT_CORRUPTION(Load(dup), "count mismatch");
+    // An older image whose count disagrees with its distinct members is still rejected.
+    std::string dup = img;
+    Store(&dup, longset_image::kCountOffset, Load(img, longset_image::kCountOffset, 8) + 1, 8);
+    EXPECT_CORRUPTION(Load(dup), "count mismatch");
+  }
 }
 
 }  // namespace

@@ -4,8 +4,10 @@
 #include "storage/long_set.h"
 
 #include <gtest/gtest.h>
+#include <xxhash.h>
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cstdint>
 #include <limits>
@@ -97,8 +99,8 @@ TEST(LongSetProbe, FastModMatchesModulo) {
             0xffffffffu % big);
 }
 
-// Pins the version 2 member hash (tools/longset_image.py asserts the same values). The
-// first is splitmix64's published first output for state 0, 0xe220a8397b1dcdaf, folded.
+// Pins the version 3 member hash, XXH3 of the 8 LE bytes folded to 32 bits
+// (tools/longset_image.py asserts the same values).
 TEST(LongSetHash, KnownAnswers) {
   struct Case {
     int64_t v;
@@ -106,15 +108,30 @@ TEST(LongSetHash, KnownAnswers) {
     uint32_t want;
   };
   const Case cases[] = {
-      {0, 0x9e3779b97f4a7c15ull, 0x993d6596u},
-      {1, 0, 0x469913f8u},
-      {-1, 0, 0x461be887u},
-      {kMin, LongSet::kDefaultSeed1, 0xe37e9b34u},
-      {kMax, LongSet::kDefaultSeed2, 0x69a2e49bu},
-      {123456789, 99, 0x97853a14u},
+      {0, 0x9e3779b97f4a7c15ull, 0x3a6361aeu},
+      {1, 0, 0x4b67201bu},
+      {-1, 0, 0x2c6983f7u},
+      {kMin, LongSet::kDefaultSeed1, 0x6d397119u},
+      {kMax, LongSet::kDefaultSeed2, 0x177855b0u},
+      {123456789, 99, 0x9efa9a92u},
   };
   for (const Case& c : cases) {
     EXPECT_EQ(longset_internal::HashMember(c.v, c.seed), c.want) << c.v << " seed " << c.seed;
+  }
+}
+
+// The inline hash is XXH3_64bits_withSeed of the member's 8 little-endian bytes, as
+// libxxhash computes it, for any member and seed.
+TEST(LongSetHash, MatchesLibXxh3) {
+  std::mt19937_64 rng(3);
+  for (int i = 0; i < 200000; ++i) {
+    const int64_t v = i < 4 ? std::array<int64_t, 4>{0, -1, kMin, kMax}[i] : static_cast<int64_t>(rng());
+    const uint64_t seed = i % 3 == 0 ? i : rng();
+    unsigned char bytes[8];
+    for (int k = 0; k < 8; ++k) bytes[k] = static_cast<unsigned char>(static_cast<uint64_t>(v) >> (8 * k));
+    const uint64_t x = XXH3_64bits_withSeed(bytes, sizeof(bytes), seed);
+    ASSERT_EQ(longset_internal::HashMember(v, seed), static_cast<uint32_t>((x >> 32) ^ x))
+        << v << " seed " << seed;
   }
 }
 
