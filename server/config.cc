@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "protocol/resp_parser.h"
+#include "storage/long_set.h"
 #include "server/latency_histogram.h"
 
 namespace feedkv::server {
@@ -295,8 +296,10 @@ Config::Config() {
   Bool("stop-writes-on-bgsave-error", &ServerConfig::stop_writes_on_bgsave_error, true);
   Str("replicaof", &ServerConfig::replicaof, true);
   Bool("replica-read-only", &ServerConfig::replica_read_only, true);
-  Double("longset-max-fill", &ServerConfig::longset_max_fill, 0.1, 0.99, true);
-  Double("longset-growth-factor", &ServerConfig::longset_growth_factor, 1.05, 4.0, true);
+  Double("longset-max-fill", &ServerConfig::longset_max_fill, LongSetOptions::kMinMaxFill,
+         LongSetOptions::kMaxMaxFill, true);
+  Double("longset-growth-factor", &ServerConfig::longset_growth_factor, LongSetOptions::kMinGrowth,
+         LongSetOptions::kMaxGrowth, true);
   Bool("longset-auto-grow", &ServerConfig::longset_auto_grow, true);
   Memory("counter-table-size", &ServerConfig::counter_table_size, true);
   Double("counter-table-max-fill", &ServerConfig::counter_table_max_fill, 0.1, 0.99, true);

@@ -91,10 +91,10 @@ using longset_internal::NextSlot;
 
 namespace {
 
-constexpr double kMinMaxFill = 0.05;
-constexpr double kMaxMaxFill = 0.99;
-constexpr double kMinGrowth = 1.05;
-constexpr double kMaxGrowth = 4.0;
+constexpr double kMinMaxFill = LongSetOptions::kMinMaxFill;
+constexpr double kMaxMaxFill = LongSetOptions::kMaxMaxFill;
+constexpr double kMinGrowth = LongSetOptions::kMinGrowth;
+constexpr double kMaxGrowth = LongSetOptions::kMaxGrowth;
 
 // Out-of-range or NaN option values are clamped rather than trusted: the config layer
 // rejects them with Validate(), but the table must stay sound whatever it is passed.

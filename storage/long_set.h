@@ -36,6 +36,12 @@ struct LongSetOptions {
   // Status::Full instead of growing and the client rebuilds the set itself.
   bool auto_grow = true;
 
+  // The valid ranges (CONFIG SET, the packers and Validate all use these).
+  static constexpr double kMinMaxFill = 0.05;
+  static constexpr double kMaxMaxFill = 0.99;
+  static constexpr double kMinGrowth = 1.05;
+  static constexpr double kMaxGrowth = 4.0;
+
   // InvalidArgument naming the directive when a value is out of range.
   Status Validate() const;
 };

@@ -17,9 +17,10 @@
 
 namespace feedkv::server {
 
-// Defined in cmd_sets.cc: argument parsing shared with SINTERCARD and SSCAN.
+// Defined in cmd_sets.cc: argument parsing and replies shared with SINTERCARD and SSCAN.
 bool ParseInterCardArgs(CommandContext& ctx, size_t* numkeys, size_t* limit);
 bool ParseScanCursor(CommandContext& ctx, size_t i, uint64_t* cursor);
+void ReplyEmptyScan(CommandContext& ctx);
 
 namespace {
 
@@ -187,18 +188,18 @@ void LsMembers(CommandContext& ctx) {
 void LsScan(CommandContext& ctx) {
   uint64_t cursor;
   if (!ParseScanCursor(ctx, 2, &cursor)) return;
+  Entry* e;
+  SetValue* set;
+  if (!LookupLongSet(ctx, ctx.arg(1), true, &e, &set)) return;  // the key first, as SSCAN
+  if (set == nullptr) return ReplyEmptyScan(ctx);
   int64_t count = 10;
   for (size_t i = 3; i < ctx.argc(); i += 2) {
     if (i + 1 >= ctx.argc() || !EqualsIgnoreCase(ctx.arg(i), "COUNT")) return ctx.SyntaxError();
     if (!ctx.IntArg(i + 1, &count)) return;
     if (count < 1) return ctx.SyntaxError();
   }
-  Entry* e;
-  SetValue* set;
-  if (!LookupLongSet(ctx, ctx.arg(1), true, &e, &set)) return;
   std::vector<int64_t> batch;
-  uint64_t next = 0;
-  if (set != nullptr) next = set->longset().Scan(cursor, static_cast<size_t>(count), &batch);
+  const uint64_t next = set->longset().Scan(cursor, static_cast<size_t>(count), &batch);
   char buf[24];
   auto [ptr, ec] = std::to_chars(buf, buf + sizeof(buf), next);
   (void)ec;

@@ -171,6 +171,15 @@ void SRandMember(CommandContext& ctx) {
   if (count < 0) {
     if (-count > kMaxRandomReply) return ctx.Error("ERR count is too large");
     ctx.reply.ArrayHeader(static_cast<size_t>(-count));
+    if (static_cast<uint64_t>(-count) > set->size()) {
+      // More picks than members: list them once. A longset can be far below its fill (an
+      // adopted sparse image, a cache-mode set after many removals), where each
+      // RandomMember may walk a long run of empty slots.
+      std::vector<SetMember> all;
+      set->Members(&all);
+      for (int64_t i = 0; i < -count; ++i) ReplyMember(ctx.reply, all[ctx.server.Random() % all.size()]);
+      return;
+    }
     for (int64_t i = 0; i < -count; ++i) ReplyMember(ctx.reply, set->RandomMember(ctx.server.Random()));
     return;
   }
@@ -365,6 +374,12 @@ bool ParseInterCardArgs(CommandContext& ctx, size_t* numkeys, size_t* limit) {
 
 // A SCAN-family cursor: an unsigned 64-bit decimal (a negative one wraps, as Redis's
 // strtoul does). Returns false after replying "invalid cursor".
+void ReplyEmptyScan(CommandContext& ctx) {
+  ctx.reply.ArrayHeader(2);
+  ctx.reply.Bulk("0");
+  ctx.reply.ArrayHeader(0);
+}
+
 bool ParseScanCursor(CommandContext& ctx, size_t i, uint64_t* cursor) {
   std::string_view s = ctx.arg(i);
   auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), *cursor);
@@ -393,6 +408,12 @@ void SInterCard(CommandContext& ctx) {
 void SScan(CommandContext& ctx) {
   uint64_t cursor;
   if (!ParseScanCursor(ctx, 2, &cursor)) return;
+  // As Redis's sscanCommand: the key before the options, so a missing key answers an
+  // empty scan and another type WRONGTYPE whatever the options say.
+  Entry* e;
+  SetValue* set;
+  if (!LookupSet(ctx, ctx.arg(1), true, &e, &set)) return;
+  if (set == nullptr) return ReplyEmptyScan(ctx);
   std::string_view pattern;
   bool has_pattern = false;
   int64_t count = 10;
@@ -408,12 +429,8 @@ void SScan(CommandContext& ctx) {
       return ctx.SyntaxError();
     }
   }
-  Entry* e;
-  SetValue* set;
-  if (!LookupSet(ctx, ctx.arg(1), true, &e, &set)) return;
   std::vector<SetMember> batch;
-  uint64_t next = 0;
-  if (set != nullptr) next = set->Scan(cursor, static_cast<size_t>(count), &batch);
+  const uint64_t next = set->Scan(cursor, static_cast<size_t>(count), &batch);
   char buf[24];
   if (has_pattern) {
     std::erase_if(batch, [&](const SetMember& m) { return !GlobMatch(pattern, m.Text(buf), false); });

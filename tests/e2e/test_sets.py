@@ -247,6 +247,98 @@ def test_lsset_image_from_python_packer_round_trips(server):
 
 
 @feedkv_only
+@pytest.mark.parametrize("binary", [False, True], ids=["text", "binary"])
+def test_lsset_image_from_lspack_cli(server, tmp_path, binary):
+    """feedkv-lspack packs ids (text lines or raw int64 LE) into a file LSSET adopts as is."""
+    import struct
+    import subprocess
+
+    from conftest import tools_dir
+
+    lspack = os.path.join(tools_dir(), "feedkv-lspack")
+    rng = random.Random(9)
+    ids = rng.sample(range(10**9, 10**12), 5000) + [0, -1, -(2**63), 2**63 - 1]
+    src = tmp_path / "ids"
+    if binary:
+        src.write_bytes(struct.pack(f"<{len(ids)}q", *ids))
+    else:
+        src.write_text("# follows of user 7\n" + "".join(f"{v}\n" for v in ids) + "\n")
+    out = tmp_path / "ids.img"
+    cmd = [lspack, "-o", str(out), str(src)] + (["--binary"] if binary else [])
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    image = out.read_bytes()
+    assert image == longset_image.build_image(ids)  # the same bytes as the Python packer
+
+    b = server.client(decode_responses=False)
+    assert b.execute_command("LSSET", "u:7:followings", image) == b"OK"
+    assert b.execute_command("LSDUMP", "u:7:followings") == image
+    assert b.object("encoding", "u:7:followings") == b"longset"
+    assert b.scard("u:7:followings") == len(ids)
+    assert sorted(b.execute_command("LSMEMBERS", "u:7:followings")) == sorted(ids)
+    flags = b.execute_command("LSMISMEMBER", "u:7:followings", ids[3], 12345, -(2**63), 0)
+    assert flags == [1, 0, 1, 1]
+
+    # A line that is not an id is refused, naming it, and no image is written.
+    bad = tmp_path / "bad"
+    bad.write_text("1\n2\nthree\n")
+    proc = subprocess.run([lspack, "-o", str(tmp_path / "bad.img"), str(bad)],
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode != 0 and "line 3" in proc.stderr, proc.stderr
+    assert not (tmp_path / "bad.img").exists()
+
+
+@feedkv_only
+def test_srandmember_negative_count_on_a_sparse_image_is_fast(server):
+    """An image may be far emptier than the server keeps sets: 3 members in 2M slots.
+    Many picks with repetition must not walk the empty slots once per pick (that took
+    ~1 ms a pick, a minute for this call, with the command thread blocked)."""
+    import time
+
+    b = server.client(decode_responses=False)
+    image = longset_image.build_image([11, 22, 33], max_fill=0.9)
+    header, slots = image[:40], image[40:]
+    capacity = longset_image.next_prime(2000000)
+    import struct
+
+    magic, version, flags, _, count, s1, s2 = longset_image.HEADER.unpack(header)
+    sparse = bytearray(longset_image.HEADER.pack(magic, version, flags, capacity, count, s1, s2))
+    sparse += bytes(8 * capacity)
+    for v in (11, 22, 33):
+        home, step = longset_image.probe_start(v, s1, s2, capacity)
+        while struct.unpack_from("<q", sparse, 40 + 8 * home)[0] != 0:
+            home = (home + step) % capacity
+        struct.pack_into("<q", sparse, 40 + 8 * home, v)
+    assert b.execute_command("LSSET", "sparse", bytes(sparse)) == b"OK"
+    assert b.execute_command("LSDUMP", "sparse") == bytes(sparse)
+    start = time.monotonic()
+    picks = b.srandmember("sparse", -50000)
+    took = time.monotonic() - start
+    assert len(picks) == 50000 and set(picks) == {b"11", b"22", b"33"}
+    # One pass over 2M slots is a few ms; a walk per pick would be about a minute.
+    assert took < 5.0, took
+
+
+def test_sscan_checks_the_key_before_the_options(r):
+    """As Redis: a missing key answers an empty scan, another type WRONGTYPE, before any
+    option is judged."""
+    assert r.sscan("nokey", 0) == (0, [])
+    assert r.sscan("nokey", 0, count=0) == (0, [])
+    r.set("str", "x")
+    with pytest.raises(redis.ResponseError, match="WRONGTYPE"):
+        r.sscan("str", 0, count=0)
+    r.sadd("s", 1, 2, 3)
+    with pytest.raises(redis.ResponseError, match="syntax error"):
+        r.sscan("s", 0, count=0)
+    if not is_real_redis():  # LSSCAN follows SSCAN
+        assert r.execute_command("LSSCAN", "nokey", 0, "COUNT", 0) == ["0", []]
+        with pytest.raises(redis.ResponseError, match="WRONGTYPE"):
+            r.execute_command("LSSCAN", "str", 0, "COUNT", 0)
+        with pytest.raises(redis.ResponseError, match="syntax error"):
+            r.execute_command("LSSCAN", "s", 0, "COUNT", 0)
+
+
+@feedkv_only
 def test_ls_commands_through_redis_py(r):
     assert r.execute_command("LSADD", "a", 1, 2, 3, 4) == 4
     assert r.execute_command("LSADD", "b", 3, 4, 5) == 3
