@@ -28,9 +28,10 @@ bool ParseLength(std::string_view s, int64_t* out) {
 // and sets *next past the "\n", or -1 for anything else (a sign, a leading zero, more
 // digits, a line not yet complete), which the general path then judges.
 int64_t QuickLength(std::string_view buf, size_t start, size_t* next) {
-  const size_t end = std::min(buf.size(), start + 19);
+  // At most 18 digits are read (they cannot overflow); 18 is already too many.
+  const size_t end = std::min(buf.size(), start + 18);
   size_t i = start;
-  int64_t v = 0;
+  uint64_t v = 0;
   for (; i < end; i++) {
     const unsigned d = static_cast<unsigned char>(buf[i]) - unsigned{'0'};
     if (d > 9) break;
@@ -40,7 +41,7 @@ int64_t QuickLength(std::string_view buf, size_t start, size_t* next) {
   if (digits == 0 || digits > 17 || (digits > 1 && buf[start] == '0')) return -1;
   if (i + 1 >= buf.size() || buf[i] != '\r' || buf[i + 1] != '\n') return -1;
   *next = i + 2;
-  return v;
+  return static_cast<int64_t>(v);
 }
 
 int HexValue(char c) {
