@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <string>
+
 #include "command_test_util.h"
 
 namespace feedkv::server {
@@ -27,6 +29,33 @@ TEST(CommandTableTest, LookupIsCaseInsensitive) {
   EXPECT_NE(t.Find("PING"), nullptr);
   EXPECT_EQ(t.Find("PiNg"), t.Find("ping"));
   EXPECT_EQ(t.Find("nosuchcommand"), nullptr);
+}
+
+// Find hashes a name's first 8 bytes and its length: every row must be found under any
+// mix of case, and a name that shares a row's first 8 bytes, or is that row's name with
+// one byte more, less or changed, must not.
+TEST(CommandTableTest, LookupFindsEveryRowAndNothingElse) {
+  CommandTable t;
+  for (const CommandSpec* spec : t.all()) {
+    std::string name(spec->name), upper, mixed;
+    for (size_t i = 0; i < name.size(); ++i) {
+      const char c = name[i];
+      const char up = (c >= 'a' && c <= 'z') ? static_cast<char>(c - 32) : c;
+      upper.push_back(up);
+      mixed.push_back(i % 2 ? up : c);
+    }
+    EXPECT_EQ(t.Find(name), spec) << name;
+    EXPECT_EQ(t.Find(upper), spec) << upper;
+    EXPECT_EQ(t.Find(mixed), spec) << mixed;
+    for (const std::string& other : {name + "x", name.substr(0, name.size() - 1),
+                                     name.substr(0, name.size() - 1) + "@", "{" + name.substr(1)}) {
+      const CommandSpec* found = t.Find(other);
+      EXPECT_TRUE(found == nullptr || found->name == other) << other;
+    }
+  }
+  EXPECT_EQ(t.Find(""), nullptr);
+  EXPECT_EQ(t.Find(std::string(1000, 'g')), nullptr);
+  EXPECT_EQ(t.Find(std::string("get\0", 4)), nullptr);
 }
 
 TEST(CommandTableTest, KeyPositionsFollowFirstLastStep) {
