@@ -10,12 +10,6 @@ namespace feedkv::server {
 
 namespace {
 
-// Command names are ASCII; folding only A-Z (as strcasecmp does in the C locale) keeps
-// the lookup free of locale calls, which were a tenth of a pipelined GET's server time.
-inline char LowerAscii(char c) {
-  return static_cast<char>(c + ((static_cast<unsigned char>(c - 'A') < 26) << 5));
-}
-
 std::string Lower(std::string_view s) {
   std::string r(s);
   for (char& c : r) c = LowerAscii(c);

@@ -25,6 +25,12 @@
 
 namespace feedkv::server {
 
+// How the server folds case in command names and keywords: A-Z only, as strcasecmp
+// in the C locale (the server never sets another), with no locale call per byte.
+inline char LowerAscii(char c) {
+  return static_cast<char>(c + ((static_cast<unsigned char>(c - 'A') < 26) << 5));
+}
+
 class CommandContext;
 using CommandHandler = void (*)(CommandContext& ctx);
 

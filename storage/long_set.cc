@@ -91,21 +91,16 @@ using longset_internal::NextSlot;
 
 namespace {
 
-constexpr double kMinMaxFill = LongSetOptions::kMinMaxFill;
-constexpr double kMaxMaxFill = LongSetOptions::kMaxMaxFill;
-constexpr double kMinGrowth = LongSetOptions::kMinGrowth;
-constexpr double kMaxGrowth = LongSetOptions::kMaxGrowth;
-
 // Out-of-range or NaN option values are clamped rather than trusted: the config layer
 // rejects them with Validate(), but the table must stay sound whatever it is passed.
 double ClampFill(double f) {
-  if (!(f >= kMinMaxFill)) return kMinMaxFill;
-  return f > kMaxMaxFill ? kMaxMaxFill : f;
+  if (!(f >= LongSetOptions::kMinMaxFill)) return LongSetOptions::kMinMaxFill;
+  return f > LongSetOptions::kMaxMaxFill ? LongSetOptions::kMaxMaxFill : f;
 }
 
 double ClampGrowth(double g) {
-  if (!(g >= kMinGrowth)) return kMinGrowth;
-  return g > kMaxGrowth ? kMaxGrowth : g;
+  if (!(g >= LongSetOptions::kMinGrowth)) return LongSetOptions::kMinGrowth;
+  return g > LongSetOptions::kMaxGrowth ? LongSetOptions::kMaxGrowth : g;
 }
 
 // splitmix64's finalizer: a bijection with full avalanche, fixed forever because scan
@@ -143,10 +138,12 @@ uint64_t RangeFromRandom(uint64_t r, uint64_t n) {
 
 Status LongSetOptions::Validate() const {
   if (!(max_fill >= kMinMaxFill && max_fill <= kMaxMaxFill)) {
-    return Status::InvalidArgument("longset-max-fill must be between 0.05 and 0.99");
+    return Status::InvalidArgument(
+        fmt::format("longset-max-fill must be between {} and {}", kMinMaxFill, kMaxMaxFill));
   }
   if (!(growth_factor >= kMinGrowth && growth_factor <= kMaxGrowth)) {
-    return Status::InvalidArgument("longset-growth-factor must be between 1.05 and 4");
+    return Status::InvalidArgument(
+        fmt::format("longset-growth-factor must be between {} and {}", kMinGrowth, kMaxGrowth));
   }
   return Status::OK();
 }

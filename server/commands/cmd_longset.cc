@@ -17,11 +17,6 @@
 
 namespace feedkv::server {
 
-// Defined in cmd_sets.cc: argument parsing and replies shared with SINTERCARD and SSCAN.
-bool ParseInterCardArgs(CommandContext& ctx, size_t* numkeys, size_t* limit);
-bool ParseScanCursor(CommandContext& ctx, size_t i, uint64_t* cursor);
-void ReplyEmptyScan(CommandContext& ctx);
-
 namespace {
 
 bool GatherLongSets(CommandContext& ctx, size_t first, size_t last,

@@ -372,14 +372,14 @@ bool ParseInterCardArgs(CommandContext& ctx, size_t* numkeys, size_t* limit) {
   return true;
 }
 
-// A SCAN-family cursor: an unsigned 64-bit decimal (a negative one wraps, as Redis's
-// strtoul does). Returns false after replying "invalid cursor".
 void ReplyEmptyScan(CommandContext& ctx) {
   ctx.reply.ArrayHeader(2);
   ctx.reply.Bulk("0");
   ctx.reply.ArrayHeader(0);
 }
 
+// A SCAN-family cursor: an unsigned 64-bit decimal (a negative one wraps, as Redis's
+// strtoul does). Returns false after replying "invalid cursor".
 bool ParseScanCursor(CommandContext& ctx, size_t i, uint64_t* cursor) {
   std::string_view s = ctx.arg(i);
   auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), *cursor);
