@@ -180,7 +180,8 @@ RespParser::Result RespParser::ParseMultibulk(std::string_view buf, size_t* cons
     // Header "*<count>\r\n".
     size_t next;
     if (int64_t count = QuickLength(buf, 1, &next);
-        count > 0 && static_cast<uint64_t>(count) <= limits_.max_multibulk_len && count <= INT_MAX) {
+        count > 0 && static_cast<uint64_t>(count) <= limits_.max_multibulk_len && count <= INT_MAX &&
+        (!limits_.unauthenticated || static_cast<uint64_t>(count) <= ParserLimits::kUnauthMaxMultibulk)) {
       multibulk_left_ = count;
       pos_ = next;
       scan_ = 0;
@@ -201,6 +202,9 @@ RespParser::Result RespParser::ParseMultibulk(std::string_view buf, size_t* cons
     if (!ParseLength(buf.substr(1, cr - 1), &count) || count > INT_MAX ||
         static_cast<uint64_t>(std::max<int64_t>(count, 0)) > limits_.max_multibulk_len) {
       return Fail(err::kProtoInvalidMultibulk);
+    }
+    if (limits_.unauthenticated && count > static_cast<int64_t>(ParserLimits::kUnauthMaxMultibulk)) {
+      return Fail(err::kProtoUnauthMultibulk);
     }
     pos_ = cr + 2;
     if (count <= 0) {
@@ -224,7 +228,8 @@ RespParser::Result RespParser::ParseMultibulk(std::string_view buf, size_t* cons
       }
       size_t next;
       if (int64_t len = QuickLength(buf, pos_ + 1, &next);
-          len >= 0 && static_cast<uint64_t>(len) <= limits_.max_bulk_len) {
+          len >= 0 && static_cast<uint64_t>(len) <= limits_.max_bulk_len &&
+          (!limits_.unauthenticated || static_cast<uint64_t>(len) <= ParserLimits::kUnauthMaxBulk)) {
         bulk_len_ = len;
         pos_ = next;
         scan_ = 0;
@@ -242,6 +247,9 @@ RespParser::Result RespParser::ParseMultibulk(std::string_view buf, size_t* cons
       if (buf[cr + 1] != '\n' || !ParseLength(buf.substr(pos_ + 1, cr - pos_ - 1), &len) ||
           len < 0 || static_cast<uint64_t>(len) > limits_.max_bulk_len) {
         return Fail(err::kProtoInvalidBulk);
+      }
+      if (limits_.unauthenticated && static_cast<uint64_t>(len) > ParserLimits::kUnauthMaxBulk) {
+        return Fail(err::kProtoUnauthBulk);
       }
       bulk_len_ = len;
       pos_ = cr + 2;

@@ -22,6 +22,11 @@ struct ParserLimits {
   uint64_t max_bulk_len = 512ull * 1024 * 1024;       // proto-max-bulk-len
   uint64_t max_multibulk_len = 1024ull * 1024;        // Redis: 1M arguments
   uint64_t max_inline_len = 64 * 1024;                // PROTO_INLINE_MAX_SIZE
+  // A client that must still authenticate may announce no more than this
+  // (Redis: 10 arguments of 16 KB), so it cannot make the server reserve memory.
+  bool unauthenticated = false;
+  static constexpr uint64_t kUnauthMaxMultibulk = 10;
+  static constexpr uint64_t kUnauthMaxBulk = 16384;
 };
 
 class RespParser {

@@ -46,7 +46,7 @@ enum CommandFlag : uint32_t {
   kStale = 1u << 7,
   kFast = 1u << 8,
   kNoAuth = 1u << 9,       // allowed before AUTH (AUTH, HELLO, QUIT, ...)
-  kNoMulti = 1u << 10,     // executed at once even inside MULTI (EXEC, DISCARD, ...)
+  kNoMulti = 1u << 10,     // refused inside MULTI, as Redis's no-multi (SAVE, SHUTDOWN)
   kNoPropagate = 1u << 11, // never written to the AOF even if it changed data
   kSkipMonitor = 1u << 12,
   kAllowBusy = 1u << 13,
@@ -56,6 +56,10 @@ enum CommandFlag : uint32_t {
   // number of keys and they follow it (last_key and key_step must be first_key and 1).
   // COMMAND INFO shows Redis's "movablekeys" flag and a "keynum" key spec.
   kKeyNum = 1u << 16,
+  // Runs at once inside MULTI instead of being queued: MULTI, EXEC, DISCARD, WATCH,
+  // QUIT and RESET, the commands Redis's processCommand names. Not a Redis flag:
+  // COMMAND INFO does not show it.
+  kTxControl = 1u << 17,
 };
 
 // One subcommand of a container, as declared by its family. Arity counts

@@ -186,7 +186,11 @@ void Server::Execute(Client& c, std::span<const std::string_view> args) {
     reject(protocol::err::kLoading);
     return;
   }
-  if (c.in_multi && !(spec->flags & kNoMulti)) {
+  if (c.in_multi && (spec->flags & kNoMulti)) {
+    reject(protocol::err::kNotAllowedInMulti);
+    return;
+  }
+  if (c.in_multi && !(spec->flags & kTxControl)) {
     QueuedCommand q{spec, {}};
     q.args.reserve(args.size());
     for (auto a : args) q.args.emplace_back(a);
@@ -222,6 +226,7 @@ void Server::Call(Client& c, const CommandSpec& called, std::span<const std::str
   }
   if (!monitors_.empty() && !(spec.flags & kSkipMonitor) && !loading_) FeedMonitors(c, args);
   CommandContext ctx(*this, c, spec, args);
+  const uint64_t records_before = records_emitted_;
   call_depth_++;
   int64_t start = MonotonicClock::NowNs();
   spec.handler(ctx);
@@ -243,10 +248,17 @@ void Server::Call(Client& c, const CommandSpec& called, std::span<const std::str
   for (const auto& t : ctx.touched()) TouchKey(t.db, t.key);
   if (call_depth_ == 0) {
     FlushPropagation();
-    // appendfsync always: the reply waits until the AOF is durable this far.
+    // Acknowledged means logged: the replies of a write, and of any command that
+    // produced records (EXEC, a read that expired a key), wait until the AOF writer
+    // has written them (fsynced under appendfsync always). A write that changed
+    // nothing waits too: its reply may rest on an earlier write not yet logged.
     if (change_sink_ != nullptr) {
-      uint64_t barrier = change_sink_->ReplyBarrier((spec.flags & kWrite) != 0);
-      if (barrier > durable_offset_ && barrier > c.reply_barrier) c.reply_barrier = barrier;
+      const bool logged = records_emitted_ != records_before;
+      uint64_t barrier = change_sink_->ReplyBarrier((spec.flags & kWrite) != 0 || logged);
+      if (barrier > ack_offset_ && barrier > c.reply_barrier) {
+        if (c.reply_barrier == 0) ack_waiters_.push_back(c.id);
+        c.reply_barrier = barrier;
+      }
     }
   }
   auto took = static_cast<int64_t>(took_ns / 1000);
@@ -284,6 +296,7 @@ void Server::EmitChange(int db, std::vector<std::string> cmd) {
   if (!pending_changes_.empty() && pending_db_ != db) FlushPropagation();
   pending_db_ = db;
   pending_changes_.push_back(std::move(cmd));
+  records_emitted_++;
   if (call_depth_ == 0) FlushPropagation();
 }
 

@@ -122,14 +122,14 @@ void Stats(Server& s, std::string* o) {
       "rejected_connections:{}\r\nsync_full:0\r\nsync_partial_ok:0\r\nsync_partial_err:0\r\n"
       "expired_keys:{}\r\nexpired_stale_perc:0.00\r\nexpired_time_cap_reached_count:0\r\n"
       "evicted_keys:0\r\nkeyspace_hits:{}\r\nkeyspace_misses:{}\r\npubsub_channels:0\r\n"
-      "pubsub_patterns:0\r\nlatest_fork_usec:0\r\ntotal_forks:0\r\nmigrate_cached_sockets:0\r\n"
+      "pubsub_patterns:0\r\nlatest_fork_usec:{}\r\ntotal_forks:{}\r\nmigrate_cached_sockets:0\r\n"
       "total_error_replies:{}\r\nunexpected_error_replies:{}\r\n"
       "client_query_buffer_limit_disconnections:{}\r\n"
       "client_output_buffer_limit_disconnections:{}\r\n",
       st.total_connections_received, st.total_commands_processed,
       static_cast<int64_t>(st.instantaneous_ops_per_sec), st.net_input_bytes, st.net_output_bytes,
       st.rejected_connections, st.expired_keys, st.keyspace_hits, st.keyspace_misses,
-      st.total_error_replies, st.unexpected_error_replies,
+      st.latest_fork_usec, st.total_forks, st.total_error_replies, st.unexpected_error_replies,
       st.client_query_buffer_limit_disconnections, st.client_output_buffer_limit_disconnections);
 }
 

@@ -8,6 +8,9 @@
 #include <csignal>
 #include <cstdio>
 #include <fstream>
+#include <functional>
+
+#include <fmt/format.h>
 #include <string>
 #include <vector>
 
@@ -61,12 +64,21 @@ int main(int argc, char** argv) {
   if (!AttachSubsystems(server)) return 1;
   if (!server.Start()) return 1;
   boost::asio::signal_set signals(io, SIGINT, SIGTERM);
-  signals.async_wait([&](const boost::system::error_code& ec, int sig) {
-    if (ec) return;
-    server.Log(3, sig == SIGINT ? "Received SIGINT scheduling shutdown..."
-                                : "Received SIGTERM scheduling shutdown...");
-    server.Shutdown();
-  });
+  // A shutdown whose final save fails leaves the server up (as Redis); the next
+  // signal tries again, so the wait is re-armed.
+  std::function<void()> wait_signal = [&] {
+    signals.async_wait([&](const boost::system::error_code& ec, int sig) {
+      if (ec) return;
+      const char* name = sig == SIGINT ? "SIGINT" : "SIGTERM";
+      server.Log(3, fmt::format("Received {} scheduling shutdown...", name));
+      if (!server.Shutdown()) {
+        server.Log(3, fmt::format("{} received but errors trying to shut down the server, "
+                                  "check the logs for more information", name));
+        wait_signal();
+      }
+    });
+  };
+  wait_signal();
   std::signal(SIGPIPE, SIG_IGN);
   io.run();
   if (!server.cfg().pidfile.empty()) ::unlink(server.cfg().pidfile.c_str());

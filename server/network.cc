@@ -1,5 +1,6 @@
 #include "server/network.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include <netinet/in.h>
@@ -66,10 +67,13 @@ void Connection::DoRead() {
   // A buffer grown for a big bulk is given back once it is drained, as Redis frees an
   // idle client's query buffer.
   if (in_len_ == 0 && in_.size() > 4 * kReadChunk) std::string().swap(in_);
+  // A large bulk is read in one piece, but the buffer grows with the bytes that
+  // arrive (at most doubling what is there), never to the announced length at
+  // once: a client that announces 500 MB and sends a trickle holds a trickle.
   size_t want = kReadChunk;
   uint64_t bulk = parser_.pending_bulk_len();
   if (bulk > want && bulk < static_cast<uint64_t>(server_.cfg().client_query_buffer_limit)) {
-    want = static_cast<size_t>(bulk) + 2;
+    want = static_cast<size_t>(std::min<uint64_t>(bulk + 2, std::max(in_len_, kReadChunk)));
   }
   if (in_.size() < in_len_ + want) in_.resize(in_len_ + want);
   read_in_flight_ = true;
@@ -106,8 +110,10 @@ void Connection::OnRead(const boost::system::error_code& ec, size_t n) {
 void Connection::ProcessInput() {
   protocol::ParserLimits limits;
   limits.max_bulk_len = static_cast<uint64_t>(server_.cfg().proto_max_bulk_len);
-  parser_.set_limits(limits);
   while (!closed_ && !stop_reading_ && in_start_ < in_len_) {
+    // Per command: an AUTH earlier in the same read lifts the limits for the rest.
+    limits.unauthenticated = !client_.authenticated;
+    parser_.set_limits(limits);
     size_t consumed = 0;
     std::string_view buf(in_.data() + in_start_, in_len_ - in_start_);
     auto r = parser_.Parse(buf, &consumed);
@@ -152,7 +158,7 @@ void Connection::Flush() {
     Close();
     return;
   }
-  if (client_.out.empty() || client_.reply_barrier > server_.durable_offset()) {
+  if (client_.out.empty() || client_.reply_barrier > server_.ack_offset()) {
     if (client_.out.empty() && client_.close_after_reply) Close();
     return;
   }
@@ -264,9 +270,12 @@ std::unique_ptr<Listener> Listener::Unix(Server& server, const std::string& path
   return l;
 }
 
+Listener::Listener(Server& server) : server_(server), retry_timer_(server.io()) {}
+
 Listener::~Listener() { Close(); }
 
 void Listener::Close() {
+  retry_timer_.cancel();
   boost::system::error_code ignored;
   if (tcp_) tcp_->close(ignored);
   if (unix_) {
@@ -279,7 +288,11 @@ void Listener::Close() {
 void Listener::AcceptTcp() {
   tcp_->async_accept([this](const boost::system::error_code& ec, boost::asio::ip::tcp::socket s) {
     if (ec == boost::asio::error::operation_aborted) return;
-    if (!ec) {
+    if (ec) {
+      RetryAcceptLater(ec);
+      return;
+    }
+    {
       boost::system::error_code ignored;
       s.set_option(boost::asio::ip::tcp::no_delay(true), ignored);
       if (server_.cfg().tcp_keepalive > 0) {
@@ -301,9 +314,26 @@ void Listener::AcceptUnix() {
   unix_->async_accept(
       [this](const boost::system::error_code& ec, boost::asio::local::stream_protocol::socket s) {
         if (ec == boost::asio::error::operation_aborted) return;
-        if (!ec) Admit(Connection::Socket(std::move(s)), unix_path_ + ":0", unix_path_);
+        if (ec) {
+          RetryAcceptLater(ec);
+          return;
+        }
+        Admit(Connection::Socket(std::move(s)), unix_path_ + ":0", unix_path_);
         if (unix_ && unix_->is_open()) AcceptUnix();
       });
+}
+
+void Listener::RetryAcceptLater(const boost::system::error_code& ec) {
+  // accept() failing (out of descriptors: EMFILE/ENFILE, or out of memory) would
+  // fail again at once while the connection waits in the backlog: accepting again
+  // straight away spins the command thread. Wait a little, as the client does.
+  server_.Log(3, "Accepting client connection: " + ec.message());
+  retry_timer_.expires_after(std::chrono::milliseconds(100));
+  retry_timer_.async_wait([this](const boost::system::error_code& tec) {
+    if (tec) return;
+    if (tcp_ && tcp_->is_open()) AcceptTcp();
+    if (unix_ && unix_->is_open()) AcceptUnix();
+  });
 }
 
 void Listener::Admit(Connection::Socket socket, std::string addr, std::string laddr) {

@@ -11,6 +11,7 @@
 #include <boost/asio/generic/stream_protocol.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/local/stream_protocol.hpp>
+#include <boost/asio/steady_timer.hpp>
 
 #include <memory>
 #include <string>
@@ -73,9 +74,10 @@ class Listener {
   void Close();
 
  private:
-  explicit Listener(Server& server) : server_(server) {}
+  explicit Listener(Server& server);
   void AcceptTcp();
   void AcceptUnix();
+  void RetryAcceptLater(const boost::system::error_code& ec);
   void Admit(Connection::Socket socket, std::string addr, std::string laddr);
 
   Server& server_;
@@ -83,6 +85,7 @@ class Listener {
   std::unique_ptr<boost::asio::local::stream_protocol::acceptor> unix_;
   std::string unix_path_;
   int port_ = 0;
+  boost::asio::steady_timer retry_timer_;  // accept again after a failed accept
 };
 
 }  // namespace feedkv::server

@@ -128,6 +128,7 @@ bool Persistence::Attach() {
   // do not die.
   ::signal(SIGXFSZ, SIG_IGN);
   aof_dir_ = JoinPath(server_.cfg().dir, server_.cfg().appenddirname);
+  RemoveTemporaryFiles();
   jobs_ = std::make_unique<JobThread>();
   server_.set_loading(true);
   int64_t t0 = NowMs();
@@ -141,9 +142,29 @@ bool Persistence::Attach() {
   cfg_fsync_ = server_.cfg().appendfsync;
   cfg_segment_size_ = server_.cfg().aof_segment_size;
   server_.AddCronHook([this](int64_t now) { Cron(now); });
-  server_.AddShutdownHook([this] { Shutdown(); });
+  server_.AddShutdownHook([this](const ShutdownOptions& o) { return Shutdown(o); });
   server_.AddInfoSection("persistence", [this](std::string* out) { InfoSection(out); });
   return true;
+}
+
+void Persistence::RemoveTemporaryFiles() {
+  // Left by a process that died while saving: a snapshot being written
+  // (temp-*.rdb, as Redis names them) or a manifest being replaced (*.tmp).
+  // Nothing reads them; they would only fill the disk.
+  auto sweep = [&](const std::string& dir, auto is_temp) {
+    std::vector<std::string> names;
+    if (!env_->ListDir(dir, &names).ok()) return;
+    for (const std::string& n : names) {
+      if (!is_temp(n)) continue;
+      server_.Log(2, "Removing temporary file " + JoinPath(dir, n) + " left by an earlier run");
+      env_->RemoveFile(JoinPath(dir, n)).PermitUnchecked();
+    }
+  };
+  sweep(server_.cfg().dir, [](std::string_view n) {
+    return n.starts_with("temp-") && n.ends_with(".rdb");
+  });
+  const std::string manifest_tmp = server_.cfg().appendfilename + ".manifest.tmp";
+  sweep(aof_dir_, [&](std::string_view n) { return n == manifest_tmp; });
 }
 
 bool Persistence::LoadAtStartup() {
@@ -229,9 +250,11 @@ bool Persistence::LoadAtStartup() {
                  ". Run tools/feedkv-check-aof on " + aof_dir_ + " (--fix truncates it).");
   }
   if (report.truncated) {
-    server_.Log(3, fmt::format("!!! Warning: torn last write in {}: {} bytes after offset {} were "
-                               "cut (aof-load-truncated yes)",
-                               report.truncated_file, report.truncated_bytes, report.truncated_at));
+    server_.Log(3, fmt::format("!!! Warning: torn last write in {}: bytes [{}, {}) ({} bytes) were "
+                               "cut (aof-load-truncated yes): {}",
+                               report.truncated_file, report.truncated_at,
+                               report.truncated_at + report.truncated_bytes, report.truncated_bytes,
+                               report.truncated_reason));
   }
   server_.Log(2, fmt::format("AOF replayed from {}:{}: {} commands; log ends at {}:{} (offset {})",
                              from.segment, from.offset, report.records, report.end.segment,
@@ -387,8 +410,16 @@ Status Persistence::OpenWriter(const aof::Manifest& m, uint64_t tail_size) {
   o.segment_size = static_cast<uint64_t>(std::max<int64_t>(server_.cfg().aof_segment_size, 1024));
   aof::WriterCallbacks cb;
   boost::asio::io_context& io = server_.io();
+  // Replies wait for ack_offset(): the written offset under everysec and no, the
+  // durable one under always (the policy the command thread has now decides, so a
+  // report that crosses a CONFIG SET appendfsync is judged by the new policy).
   cb.on_durable = [this, &io](uint64_t off) {
-    boost::asio::post(io, [this, off] { server_.SetDurableOffset(off); });
+    boost::asio::post(io, [this, off] { server_.SetAckOffset(off); });
+  };
+  cb.on_written = [this, &io](uint64_t off) {
+    boost::asio::post(io, [this, off] {
+      if (writer_ && writer_->policy() != aof::FsyncPolicy::kAlways) server_.SetAckOffset(off);
+    });
   };
   cb.on_status = [this, &io](const Status& st) {
     std::string msg = st.ok() ? std::string() : st.ToString();
@@ -407,7 +438,7 @@ Status Persistence::OpenWriter(const aof::Manifest& m, uint64_t tail_size) {
   if (!s.ok()) return s;
   writer_ = std::move(w);
   // Everything loaded is durable: replies need not wait for older offsets.
-  server_.SetDurableOffset(writer_->offset());
+  server_.SetAckOffset(writer_->offset());
   server_.set_change_sink(this);
   return Status::OK();
 }
@@ -417,7 +448,10 @@ void Persistence::StopWriter() {
   server_.set_change_sink(nullptr);
   Status s = writer_->Stop();
   if (!s.ok()) server_.Log(3, "Could not make the AOF durable at stop: " + s.ToString());
+  const uint64_t end = writer_->offset();  // sealed by Stop
   writer_.reset();
+  // Nothing is logged any more: replies still waiting for the log go out.
+  server_.SetAckOffset(end);
   aof_error_.clear();
   UpdateWriteError();
 }
@@ -438,12 +472,13 @@ void Persistence::Append(int db, const std::vector<std::vector<std::string>>& cm
   }
 }
 
-uint64_t Persistence::ReplyBarrier(bool write_command) {
-  // Only write commands wait (even one that changed nothing: its reply may
-  // rest on an earlier write not yet durable). Reads are answered at once, so
-  // they go on while the disk is failing; a read may see a write whose own
-  // reply still waits, and which a crash can still undo.
-  if (!writer_ || !write_command || writer_->policy() != aof::FsyncPolicy::kAlways) return 0;
+uint64_t Persistence::ReplyBarrier(bool must_wait) {
+  // Under every policy a write is acknowledged only once its records are written
+  // (and under always, fsynced): a kill -9 then loses nothing acknowledged, as in
+  // Redis, which writes the AOF before it replies. Reads are answered at once, so
+  // they go on while the disk is failing; a read may see a write whose own reply
+  // still waits, and which a crash can still undo.
+  if (!writer_ || !must_wait) return 0;
   return writer_->offset();
 }
 
@@ -579,6 +614,8 @@ Status Persistence::BgSave(bool rewrite, bool schedule, std::string* reply) {
   }
   last_fork_us_ = NowUs() - t0;
   total_forks_++;
+  server_.stats().latest_fork_usec = last_fork_us_;
+  server_.stats().total_forks++;
   last_bgsave_try_ms_ = c.start_ms;
   if (pid < 0) {
     std::string err = fmt::format("Can't fork: {}", std::strerror(errno));
@@ -606,12 +643,15 @@ void Persistence::ReapChild() {
   int64_t secs = (NowMs() - c.start_ms + 500) / 1000;
   auto record = [this, c, secs](bool success) {
     if (c.rewrite) {
+      // A failed rewrite loses nothing (the log goes on): unlike a failed BGSAVE
+      // it does not stop writes (Redis's MISCONF is for BGSAVE and AOF writes).
       last_rewrite_ok_ = success;
       last_rewrite_secs_ = secs;
       if (success) aof_rewrites_++;
+    } else {
+      last_bgsave_ok_ = success;
+      last_bgsave_secs_ = secs;
     }
-    last_bgsave_ok_ = success;
-    last_bgsave_secs_ = secs;
     UpdateWriteError();
   };
   if (!ok) {
@@ -664,7 +704,10 @@ std::string Persistence::Digest() {
 void Persistence::Cron(int64_t now_ms) {
   if (child_.pid > 0) ReapChild();
   CheckConfig();
-  if (child_.pid > 0) return;
+  // A reaped child's snapshot is still being finished (renamed once the AOF is
+  // durable to its position) until `dirty` and the save time are reset: a save
+  // point checked now would start a second, needless BGSAVE.
+  if (child_.pid > 0 || finalizing_ > 0) return;
   std::string reply;
   if (rewrite_scheduled_) {
     rewrite_scheduled_ = false;
@@ -729,22 +772,29 @@ void Persistence::UpdateWriteError() {
   server_.set_write_error(msg);
 }
 
-void Persistence::Shutdown() {
-  if (shut_down_) return;
-  shut_down_ = true;
+Status Persistence::Shutdown(const ShutdownOptions& o) {
+  if (shut_down_) return Status::OK();
   if (child_.pid > 0) {
+    // As Redis: the final save replaces whatever the child was writing.
+    server_.Log(3, "There is a child saving an .rdb. Killing it!");
     ::kill(child_.pid, SIGKILL);
     ::waitpid(child_.pid, nullptr, 0);
     env_->RemoveFile(child_.tmp).PermitUnchecked();
     child_ = Child{};
     server_.set_fork_child_active(false);
   }
-  if (!SavePoints(server_.cfg().save).empty()) {
-    server_.Log(3, "Saving the final snapshot before exiting.");
-    Save().PermitUnchecked();
+  const bool save = o.save == ShutdownOptions::Save::kSave ||
+                    (o.save == ShutdownOptions::Save::kDefault && !SavePoints(server_.cfg().save).empty());
+  if (save) {
+    server_.Log(3, "Saving the final RDB snapshot before exiting.");
+    Status s = Save();
+    // The server stays up (unless FORCE) and this hook runs again at the next try.
+    if (!s.ok()) return s;
   }
+  shut_down_ = true;
   StopWriter();
   jobs_.reset();
+  return Status::OK();
 }
 
 void Persistence::InfoSection(std::string* o) {

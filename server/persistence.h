@@ -5,8 +5,9 @@
 //     with a fake client, so nothing is propagated again);
 //   - is the Server's ChangeSink: change batches go to the AofWriter, whose
 //     group is sealed once per loop turn (group commit);
-//   - under appendfsync always, holds replies (ReplyBarrier) until the writer
-//     thread reports the offset durable (posted back as SetDurableOffset);
+//   - holds the replies of writes (ReplyBarrier) until the writer thread
+//     reports their records written (fsynced under appendfsync always), posted
+//     back as Server::SetAckOffset;
 //   - turns write/fsync failures into MISCONF (set_write_error) until the
 //     writer recovers;
 //   - takes snapshots: SAVE in the foreground, BGSAVE / BGREWRITEAOF / save
@@ -78,6 +79,7 @@ class Persistence : public ChangeSink {
 
   std::string rdb_path() const;
   std::string aof_dir() const;
+  void RemoveTemporaryFiles();
   bool LoadAtStartup();
   Status LoadSnapshot(const std::string& path, rdb::Header* h);
   Status ReplayAof(const aof::Manifest& m, aof::Position from, aof::LogReport* report);
@@ -102,7 +104,7 @@ class Persistence : public ChangeSink {
   void ReapChild();
   void CheckConfig();
   void UpdateWriteError();
-  void Shutdown();
+  Status Shutdown(const ShutdownOptions& options);
   void InfoSection(std::string* out);
 
   Server& server_;

@@ -3,7 +3,10 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cerrno>
 #include <chrono>
+#include <cstring>
 #include <cstdio>
 #include <ctime>
 #include <fmt/format.h>
@@ -71,7 +74,39 @@ void Server::Log(int level, std::string_view msg) {
   if (opened) std::fclose(opened);
 }
 
+void Server::AdjustOpenFilesLimit() {
+  // As Redis's adjustOpenFilesLimit: every client is a descriptor, and a few more
+  // are the server's own (listeners, the AOF, snapshots, logs). Raise the limit to
+  // fit maxclients, or lower maxclients to fit the limit, so that past maxclients a
+  // client is refused with an error instead of accept() failing.
+  constexpr int64_t kReservedFds = 32;
+  const int64_t want = config_.values().maxclients + kReservedFds;
+  rlimit lim{};
+  if (::getrlimit(RLIMIT_NOFILE, &lim) != 0) {
+    Log(3, fmt::format("Unable to obtain the current NOFILE limit ({}), assuming 1024 and setting "
+                       "the max clients configuration accordingly.", std::strerror(errno)));
+    lim.rlim_cur = lim.rlim_max = 1024;
+  } else if (static_cast<int64_t>(lim.rlim_cur) >= want) {
+    return;
+  } else {
+    rlimit raised = lim;
+    raised.rlim_cur = static_cast<rlim_t>(want);
+    if (lim.rlim_max != RLIM_INFINITY && raised.rlim_cur > lim.rlim_max) raised.rlim_cur = lim.rlim_max;
+    if (raised.rlim_cur > lim.rlim_cur && ::setrlimit(RLIMIT_NOFILE, &raised) == 0) lim = raised;
+    if (static_cast<int64_t>(lim.rlim_cur) >= want) return;
+  }
+  const int64_t old = config_.values().maxclients;
+  const int64_t fit = std::max<int64_t>(1, static_cast<int64_t>(lim.rlim_cur) - kReservedFds);
+  config_.values().maxclients = fit;
+  Log(3, fmt::format("You requested maxclients of {} requiring at least {} max file descriptors.",
+                     old, want));
+  Log(3, fmt::format("Current maximum open files is {}. maxclients has been reduced to {} to "
+                     "compensate for low ulimit. If you need higher maxclients increase 'ulimit -n'.",
+                     static_cast<int64_t>(lim.rlim_cur), fit));
+}
+
 bool Server::Start() {
+  AdjustOpenFilesLimit();
   std::string error;
   if (cfg().port > 0 || cfg().unixsocket.empty()) {
     // Redis accepts several space-separated bind addresses.
@@ -106,20 +141,29 @@ bool Server::Start() {
   return true;
 }
 
-void Server::Shutdown(bool nosave) {
-  if (shutting_down_) return;
-  shutting_down_ = true;
-  shutdown_nosave_ = nosave;
+bool Server::Shutdown(const ShutdownOptions& options) {
+  if (shutting_down_) return true;
   Log(3, "User requested shutdown...");
+  for (auto& hook : shutdown_hooks_) {
+    Status s = hook(options);
+    if (s.ok()) continue;
+    if (!options.force) {
+      // As Redis: a server that cannot save its data does not exit.
+      Log(3, "Error trying to save the DB, can't exit.");
+      return false;
+    }
+    Log(3, "Error trying to save the DB. Exit anyway.");
+  }
+  shutting_down_ = true;
   for (auto& l : listeners_) l->Close();
   cron_timer_.cancel();
-  for (auto& hook : shutdown_hooks_) hook();
   // Close clients after the hooks, so a SHUTDOWN reply ordering is not needed.
   std::vector<Connection*> conns;
   for (auto& [id, c] : connections_) conns.push_back(c);
   for (Connection* c : conns) c->Close();
   Log(3, "feedkv is now ready to exit, bye bye...");
   io_.stop();
+  return true;
 }
 
 void Server::AddConnection(Connection* c) { connections_[c->client().id] = c; }
@@ -129,17 +173,24 @@ void Server::RemoveMonitor(Client* c) {
   std::erase(monitors_, c);
 }
 
-void Server::SetDurableOffset(uint64_t offset) {
-  if (offset <= durable_offset_) return;
-  durable_offset_ = offset;
-  // Flush may close the connection, which erases it from connections_: step first.
-  for (auto it = connections_.begin(); it != connections_.end();) {
-    Connection* conn = (it++)->second;
-    Client& c = conn->client();
-    if (c.reply_barrier != 0 && c.reply_barrier <= offset) {
-      c.reply_barrier = 0;
-      conn->Flush();
+void Server::SetAckOffset(uint64_t offset) {
+  if (offset <= ack_offset_) return;
+  ack_offset_ = offset;
+  // Flush may close a connection (erasing it from connections_), so look each
+  // waiter up by id, and keep those still waiting.
+  std::vector<uint64_t> waiters;
+  waiters.swap(ack_waiters_);
+  for (uint64_t id : waiters) {
+    auto it = connections_.find(id);
+    if (it == connections_.end()) continue;
+    Client& c = it->second->client();
+    if (c.reply_barrier == 0) continue;
+    if (c.reply_barrier > offset) {
+      ack_waiters_.push_back(id);
+      continue;
     }
+    c.reply_barrier = 0;
+    it->second->Flush();
   }
 }
 

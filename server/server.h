@@ -28,6 +28,7 @@
 #include "server/latency_histogram.h"
 #include "storage/counter_space.h"
 #include "storage/database.h"
+#include "storage/status.h"
 
 namespace feedkv::server {
 
@@ -73,6 +74,8 @@ struct ServerStats {
   uint64_t client_query_buffer_limit_disconnections = 0;
   uint64_t client_output_buffer_limit_disconnections = 0;
   uint64_t dirty = 0;  // changes since the last snapshot
+  uint64_t total_forks = 0;  // snapshot children forked (BGSAVE, BGREWRITEAOF, save points)
+  int64_t latest_fork_usec = 0;
   // ops/sec sampling
   uint64_t last_sample_commands = 0;
   int64_t last_sample_ms = 0;
@@ -86,13 +89,21 @@ class ChangeSink {
   virtual ~ChangeSink() = default;
   // A batch of commands that must be applied atomically, against `db`.
   virtual void Append(int db, const std::vector<std::vector<std::string>>& cmds) = 0;
-  // The AOF offset the reply to the command that just ran must wait for
-  // (compared with durable_offset(); appendfsync always), or 0 when replies
-  // need not wait. `write_command`: the command was flagged kWrite.
-  virtual uint64_t ReplyBarrier(bool write_command) {
-    (void)write_command;
+  // The log offset the reply to the command that just ran must wait for
+  // (compared with ack_offset()), or 0 when replies need not wait.
+  // `must_wait`: the command is a write, or it produced log records (EXEC,
+  // an expiry...); only such replies wait.
+  virtual uint64_t ReplyBarrier(bool must_wait) {
+    (void)must_wait;
     return 0;
   }
+};
+
+// SHUTDOWN's options (SIGTERM and SIGINT use the defaults).
+struct ShutdownOptions {
+  // kDefault saves a snapshot when save points are configured, as Redis.
+  enum class Save { kDefault, kSave, kNoSave } save = Save::kDefault;
+  bool force = false;  // exit even if the final save fails
 };
 
 class Server {
@@ -102,10 +113,11 @@ class Server {
 
   // Binds the listeners. Returns false (after logging) on failure.
   bool Start();
-  // Stops accepting, runs shutdown hooks, closes clients, stops the loop.
-  // `nosave`: SHUTDOWN NOSAVE — hooks skip the final snapshot.
-  void Shutdown(bool nosave = false);
-  bool shutdown_nosave() const { return shutdown_nosave_; }
+  // Runs the shutdown hooks (final AOF flush, final snapshot); when they all
+  // succeed, or `options.force`, stops accepting, closes clients and stops the
+  // loop. Otherwise logs "Error trying to save the DB, can't exit.", keeps
+  // serving and returns false, as Redis's prepareForShutdown.
+  bool Shutdown(const ShutdownOptions& options = {});
 
   boost::asio::io_context& io() { return io_; }
   Config& config() { return config_; }
@@ -152,14 +164,18 @@ class Server {
   // A message that makes write commands fail (MISCONF), empty when writes are fine.
   void set_write_error(std::string msg) { write_error_ = std::move(msg); }
   const std::string& write_error() const { return write_error_; }
-  // The AOF offset known to be on disk. Replies of a client whose
-  // reply_barrier is above it wait (appendfsync always).
-  uint64_t durable_offset() const { return durable_offset_; }
-  void SetDurableOffset(uint64_t offset);
+  // The log offset up to which replies may be sent: what the AOF writer has
+  // written (write(2)) under everysec and no, what it has fsynced under always.
+  // A client whose reply_barrier is above it waits (see docs/persistence.md).
+  uint64_t ack_offset() const { return ack_offset_; }
+  // Raises ack_offset() and sends the replies that were waiting for it.
+  void SetAckOffset(uint64_t offset);
   bool loading() const { return loading_; }
   void set_loading(bool v) { loading_ = v; }
-  // Functions called once at shutdown (flush AOF, save snapshot...).
-  void AddShutdownHook(std::function<void()> fn) { shutdown_hooks_.push_back(std::move(fn)); }
+  // Functions called at shutdown (flush AOF, save snapshot...). A hook that
+  // fails returns its error; it may be called again at a later SHUTDOWN.
+  using ShutdownHook = std::function<Status(const ShutdownOptions&)>;
+  void AddShutdownHook(ShutdownHook fn) { shutdown_hooks_.push_back(std::move(fn)); }
   // Functions called on every cron tick (hz times a second).
   void AddCronHook(std::function<void(int64_t now_ms)> fn) { cron_hooks_.push_back(std::move(fn)); }
   // Set by persistence while a BGSAVE / BGREWRITEAOF child runs: the cron then leaves
@@ -189,6 +205,7 @@ class Server {
   void Log(int level, std::string_view msg);  // 0 debug .. 3 warning
 
  private:
+  void AdjustOpenFilesLimit();
   void Cron();
   void ScheduleCron();
   void FeedMonitors(const Client& c, std::span<const std::string_view> args);
@@ -219,9 +236,13 @@ class Server {
   int pending_db_ = 0;
   int call_depth_ = 0;
   std::string write_error_;
-  uint64_t durable_offset_ = 0;
+  uint64_t ack_offset_ = 0;
+  // Clients whose replies wait for ack_offset() (by id: a client may close
+  // while it waits).
+  std::vector<uint64_t> ack_waiters_;
+  uint64_t records_emitted_ = 0;  // log records handed to the change sink, ever
   bool loading_ = false;
-  std::vector<std::function<void()>> shutdown_hooks_;
+  std::vector<ShutdownHook> shutdown_hooks_;
   std::vector<std::function<void(int64_t)>> cron_hooks_;
   bool fork_child_active_ = false;
   size_t rehash_db_ = 0;  // the database the cron rehashes next
@@ -233,7 +254,6 @@ class Server {
   int bound_port_ = 0;
   size_t peak_memory_ = 0;
   bool shutting_down_ = false;
-  bool shutdown_nosave_ = false;
 };
 
 int64_t NowMs();

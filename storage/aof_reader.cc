@@ -166,6 +166,18 @@ Status ScanSegment(std::string_view data, uint64_t from, const GroupFn& fn, Scan
         if (data.find('\n', p) != std::string_view::npos) {
           return Damage(r, ScanEnd::kCorrupt, p, "malformed annotation line");
         }
+        if (data.size() - p >= kTrailerSize &&
+            data.compare(p, kTrailerPrefix.size(), kTrailerPrefix) == 0) {
+          // A write is torn at its end, so a checksum line of full length was written
+          // whole: a damaged line end is a changed byte, and cutting the group it
+          // closes would silently drop acknowledged writes.
+          const size_t end = p + kTrailerSize;
+          return Damage(r, ScanEnd::kCorrupt, end - 2,
+                        fmt::format("the checksum line at bytes [{}, {}) is complete but ends in "
+                                    "0x{:02x} 0x{:02x} instead of CR LF (a damaged byte, not a torn write)",
+                                    p, end, static_cast<unsigned char>(data[end - 2]),
+                                    static_cast<unsigned char>(data[end - 1])));
+        }
         return Damage(r, ScanEnd::kTorn, p, "the last checksum line is incomplete (torn write)");
       }
       if (data.compare(p, kTrailerPrefix.size(), kTrailerPrefix) != 0) {
@@ -252,6 +264,7 @@ Status ReadLog(Env* env, const std::string& dir, std::string_view base_name, con
     report->truncated_file = name;
     report->truncated_at = r.valid_end;
     report->truncated_bytes = data.size() - r.valid_end;
+    report->truncated_reason = r.error;
     file.reset();
     if (options.fix_file) {
       s = env->TruncateFile(path, r.valid_end);

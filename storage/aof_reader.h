@@ -64,6 +64,7 @@ struct LogReport {
   std::string truncated_file;
   uint64_t truncated_at = 0;     // offset in truncated_file
   uint64_t truncated_bytes = 0;  // bytes cut
+  std::string truncated_reason;  // why the tail was judged torn
   uint64_t groups = 0;
   uint64_t records = 0;
 };

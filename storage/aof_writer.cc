@@ -173,8 +173,11 @@ void AofWriter::Run() {
   while (true) {
     auto now = std::chrono::steady_clock::now();
     auto deadline = now + std::chrono::hours(1);
-    if (failing_) deadline = last_attempt_ + opts_.retry_interval;
-    if (thread_policy_ == FsyncPolicy::kEverySec && file_ && file_->Size() > synced_size_) {
+    if (failing_) {
+      // Only the retry: the everysec deadline below is already past while the
+      // disk fails, and waiting for it would spin.
+      deadline = last_attempt_ + opts_.retry_interval;
+    } else if (thread_policy_ == FsyncPolicy::kEverySec && file_ && file_->Size() > synced_size_) {
       deadline = std::min(deadline, last_sync_ + std::chrono::seconds(1));
     }
     cv_.wait_until(lk, deadline, [&] {
@@ -211,6 +214,15 @@ void AofWriter::ProcessLocked(std::unique_lock<std::mutex>& lk) {
 
   last_attempt_ = std::chrono::steady_clock::now();
   Status s = WritePending();
+  // Written data survives a kill of the process: report it before any fsync,
+  // so replies under everysec and no wait for write(2) only.
+  if (policy != FsyncPolicy::kAlways && file_ && cb_.on_written) {
+    const uint64_t written = file_start_ + file_->Size();
+    if (written > reported_written_) {
+      reported_written_ = written;
+      cb_.on_written(written);
+    }
+  }
   bool want_sync = false;
   if (s.ok() && file_ && file_->Size() > synced_size_) {
     if (policy == FsyncPolicy::kAlways || stopping || !jobs.empty()) want_sync = true;

@@ -10,8 +10,10 @@
 //               reports the durable offset;
 //   kEverySec - once a second;
 //   kNo       - never (the OS decides), except when a segment closes.
+// After each batch of writes the written offset is reported (on_written), so
+// the server can acknowledge writes once they would survive a process kill.
 // A failed write or fsync is reported through on_status and retried once a
-// second; everything not yet known durable stays in memory and is written
+// second (never sooner, whatever the policy); everything not yet known durable stays in memory and is written
 // again (at its own offset) on retry, so no acknowledged byte is lost.
 //
 // Thread-safety: AppendBatch, Seal, RequestRoll, position() and the setters
@@ -53,6 +55,10 @@ struct WriterOptions {
 struct WriterCallbacks {
   // Everything up to this global offset is on disk (fsynced).
   std::function<void(uint64_t durable_offset)> on_durable;
+  // Everything up to this global offset has been handed to the OS (write(2)):
+  // it survives a kill of the process. Called after each batch of writes under
+  // everysec and no (under always, on_durable follows at once).
+  std::function<void(uint64_t written_offset)> on_written;
   // A write/fsync failed (non-OK), or the writer recovered from one (OK).
   std::function<void(const Status& s)> on_status;
 };
@@ -179,6 +185,7 @@ class AofWriter {
   std::deque<Chunk> pending_;      // picked up, not yet written
   std::deque<Chunk> unsynced_;     // written to file_, not yet fsynced
   bool failing_ = false;
+  uint64_t reported_written_ = 0;  // last offset given to on_written
   bool need_truncate_ = false;     // a failed write may have left junk
   Status last_error_;
   std::chrono::steady_clock::time_point last_sync_;

@@ -103,10 +103,12 @@ int CheckDir(Env* env, const std::string& dir, bool fix) {
   uint64_t seq = report.end.segment == 0 ? m.segments.front().seq : report.end.segment;
   std::string path = JoinPath(dir, aof::SegmentName(base, seq));
   s = env->TruncateFile(path, report.end.offset);
+  const aof::Manifest before = m;
+  std::vector<std::string> dropped;
   if (s.ok() && seq < m.last().seq) {
     for (uint64_t later = seq + 1; later <= m.last().seq; later++) {
       std::string p = JoinPath(dir, aof::SegmentName(base, later));
-      env->RenameFile(p, p + ".dropped").PermitUnchecked();
+      if (env->RenameFile(p, p + ".dropped").ok()) dropped.push_back(aof::SegmentName(base, later));
     }
     m.segments.resize(seq - m.segments.front().seq + 1);
     s = aof::StoreManifest(env, dir, base, m);
@@ -117,6 +119,26 @@ int CheckDir(Env* env, const std::string& dir, bool fix) {
   }
   fmt::print("Successfully truncated AOF at {} offset {}\n", aof::SegmentName(base, seq),
              report.end.offset);
+  if (!dropped.empty()) {
+    // The later segments hold writes that came after the damage: they were not
+    // deleted, only taken out of the log, so an operator can still get them back.
+    fmt::print("{} later segment(s) were taken out of the log and kept, renamed *.dropped:\n",
+               dropped.size());
+    for (const std::string& n : dropped) fmt::print("  {} -> {}.dropped\n", n, n);
+    fmt::print(
+        "Their writes are no longer loaded at start-up. To recover them, either\n"
+        "  - repair the damaged bytes of the original {} (the offset is named above; keep a\n"
+        "    copy before --fix), rename the .dropped files back and restore these manifest\n"
+        "    lines, then run feedkv-check-aof on the directory again:\n",
+        aof::SegmentName(base, seq));
+    for (const auto& info : before.segments) {
+      if (info.seq > seq) fmt::print("      segment {} start {} file {}\n", info.seq, info.start,
+                                     aof::SegmentName(base, info.seq));
+    }
+    fmt::print(
+        "  - or read their commands (plain RESP between checksum lines) and re-apply the ones\n"
+        "    you need through a client, e.g. redis-cli --pipe.\n");
+  }
   return 0;
 }
 

@@ -17,7 +17,6 @@ void WriteInfo(CommandContext& ctx, const CommandSpec& s) {
   r.Bulk(s.name);
   r.Integer(s.arity);
   auto flags = FlagNames(s.flags);
-  std::erase(flags, std::string_view("no_multi"));
   r.SetHeader(flags.size());
   for (auto f : flags) r.Simple(f);
   // Redis's legacy triple is 0,0,0 for keys given by count; the key spec says where.

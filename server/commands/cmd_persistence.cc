@@ -148,7 +148,7 @@ void Debug(CommandContext& ctx) {
 }
 
 const CommandSpec kCommands[] = {
-    {"save", 1, kAdmin | kNoScript, 0, 0, 0, Save, "Synchronously saves the database(s) to disk.",
+    {"save", 1, kAdmin | kNoScript | kNoMulti, 0, 0, 0, Save, "Synchronously saves the database(s) to disk.",
      "server"},
     {"bgsave", -1, kAdmin | kNoScript, 0, 0, 0, BgSave,
      "Asynchronously saves the database(s) to disk.", "server"},

@@ -143,24 +143,45 @@ void Time(CommandContext& ctx) {
   ctx.reply.Bulk(std::to_string(us % 1000000));
 }
 
+// SHUTDOWN [NOSAVE|SAVE] [NOW] [FORCE] [ABORT], as Redis 7.0's shutdownCommand.
+// NOW only skips waiting for replicas, which feedkv does not have yet.
 void Shutdown(CommandContext& ctx) {
-  bool nosave = false;
+  ShutdownOptions o;
+  bool nosave = false, save = false, abort = false, other = false;
+  if (ctx.argc() > 5) {
+    ctx.SyntaxError();
+    return;
+  }
   for (size_t i = 1; i < ctx.argc(); i++) {
     std::string_view a = ctx.arg(i);
     if (EqualsIgnoreCase(a, "NOSAVE")) {
       nosave = true;
-    } else if (EqualsIgnoreCase(a, "SAVE") || EqualsIgnoreCase(a, "NOW") ||
-               EqualsIgnoreCase(a, "FORCE")) {
+    } else if (EqualsIgnoreCase(a, "SAVE")) {
+      save = true;
+    } else if (EqualsIgnoreCase(a, "NOW")) {
+      other = true;
+    } else if (EqualsIgnoreCase(a, "FORCE")) {
+      o.force = other = true;
     } else if (EqualsIgnoreCase(a, "ABORT")) {
-      ctx.Error("ERR No shutdown in progress.");
-      return;
+      abort = true;
     } else {
       ctx.SyntaxError();
       return;
     }
   }
+  if ((abort && (nosave || save || other)) || (nosave && save)) {
+    ctx.SyntaxError();
+    return;
+  }
+  if (abort) {
+    // A shutdown never waits here (no replicas to wait for): none is in progress.
+    ctx.Error(protocol::err::kNoShutdownInProgress);
+    return;
+  }
+  if (save) o.save = ShutdownOptions::Save::kSave;
+  if (nosave) o.save = ShutdownOptions::Save::kNoSave;
   // As Redis: no reply on success; the connection closes with the process.
-  ctx.server.Shutdown(nosave);
+  if (!ctx.server.Shutdown(o)) ctx.Error(protocol::err::kShutdownFailed);
 }
 
 void Slowlog(CommandContext& ctx) {

@@ -1,5 +1,5 @@
 // Transactions: MULTI, EXEC, DISCARD, WATCH, UNWATCH. Commands sent after
-// MULTI are queued by Server::Execute (they lack kNoMulti) and run here, in
+// MULTI are queued by Server::Execute (all but kTxControl rows) and run here, in
 // one go, so they are atomic like everything on the command thread. Their
 // changes reach the AOF as one batch.
 #include "server/command_context.h"
@@ -82,13 +82,13 @@ void Unwatch(CommandContext& ctx) {
   ctx.reply.Ok();
 }
 
-constexpr uint32_t kTx = kNoScript | kLoading | kStale | kFast | kAllowBusy | kNoMulti;
+constexpr uint32_t kTx = kNoScript | kLoading | kStale | kFast | kAllowBusy;
 
 const CommandSpec kCommands[] = {
-    {"multi", 1, kTx, 0, 0, 0, Multi, "Starts a transaction.", "transactions"},
-    {"exec", 1, kNoScript | kLoading | kStale | kSkipMonitor | kNoMulti, 0, 0, 0, Exec, "Executes all commands in a transaction.", "transactions"},
-    {"discard", 1, kTx, 0, 0, 0, Discard, "Discards a transaction.", "transactions"},
-    {"watch", -2, kTx, 1, -1, 1, Watch, "Monitors changes to keys to determine the execution of a transaction.", "transactions"},
+    {"multi", 1, kTx | kTxControl, 0, 0, 0, Multi, "Starts a transaction.", "transactions"},
+    {"exec", 1, kNoScript | kLoading | kStale | kSkipMonitor | kTxControl, 0, 0, 0, Exec, "Executes all commands in a transaction.", "transactions"},
+    {"discard", 1, kTx | kTxControl, 0, 0, 0, Discard, "Discards a transaction.", "transactions"},
+    {"watch", -2, kTx | kTxControl, 1, -1, 1, Watch, "Monitors changes to keys to determine the execution of a transaction.", "transactions"},
     {"unwatch", 1, kTx, 0, 0, 0, Unwatch, "Forgets about watched keys of a transaction.", "transactions"},
 };
 

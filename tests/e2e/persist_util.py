@@ -7,6 +7,7 @@ tools come from $FEEDKV_TOOLS_DIR (or <repo>/build).
 
 import os
 import pathlib
+import resource
 import signal
 import socket
 import subprocess
@@ -137,6 +138,17 @@ class Server:
 
     def log_tail(self, n=4000):
         return self.log_text()[-n:]
+
+    def fill_disk(self, limit=None):
+        """Makes the AOF unwritable from now on: RLIMIT_FSIZE at the current size of
+        the log (or `limit` bytes); free_disk() lifts it."""
+        if limit is None:
+            limit = sum(os.path.getsize(s) for s in self.segments()) + 10
+        resource.prlimit(self.proc.pid, resource.RLIMIT_FSIZE, (limit, resource.RLIM_INFINITY))
+
+    def free_disk(self):
+        resource.prlimit(self.proc.pid, resource.RLIMIT_FSIZE,
+                         (resource.RLIM_INFINITY, resource.RLIM_INFINITY))
 
     def info(self, section="persistence"):
         c = self.client()

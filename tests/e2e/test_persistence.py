@@ -18,7 +18,6 @@ are skipped with the reason when the server answers "unknown command".
 import copy
 import os
 import random
-import resource
 import shutil
 import threading
 import time
@@ -512,9 +511,7 @@ def test_full_disk_gives_misconf_until_it_recovers(tmp_path):
     srv.start()
     c = srv.client()
     c.set("before", "1")
-    size = sum(os.path.getsize(s) for s in srv.segments())
-    pid = srv.proc.pid
-    resource.prlimit(pid, resource.RLIMIT_FSIZE, (size + 10, resource.RLIM_INFINITY))
+    srv.fill_disk()
     result = {}
 
     def blocked_write():
@@ -530,7 +527,7 @@ def test_full_disk_gives_misconf_until_it_recovers(tmp_path):
         c.set("refused", "1")
     assert c.get("before") == "1"  # reads go on
     assert t.is_alive(), "the write whose record is not durable is not acknowledged"
-    resource.prlimit(pid, resource.RLIMIT_FSIZE, (resource.RLIM_INFINITY, resource.RLIM_INFINITY))
+    srv.free_disk()
     t.join(timeout=10)
     assert result.get("reply") is True
     wait_until(lambda: srv.info()["aof_last_write_status"] == "ok", what="recovery")

@@ -48,6 +48,10 @@ class AofWriterTest : public ::testing::Test {
     o.retry_interval = std::chrono::milliseconds(20);
     WriterCallbacks cb;
     cb.on_durable = [this](uint64_t off) { durable_ = off; };
+    cb.on_written = [this](uint64_t off) {
+      written_ = off;
+      written_calls_++;
+    };
     cb.on_status = [this](const Status& s) {
       std::lock_guard<std::mutex> lk(mu_);
       statuses_.push_back(s.ok() ? "ok" : s.ToString());
@@ -97,6 +101,8 @@ class AofWriterTest : public ::testing::Test {
   FaultInjectionEnv fault_{Env::Default()};
   Env* env_ = &fault_;
   std::atomic<uint64_t> durable_{0};
+  std::atomic<uint64_t> written_{0};
+  std::atomic<int> written_calls_{0};
   std::mutex mu_;
   std::vector<std::string> statuses_;
 };
@@ -263,6 +269,50 @@ TEST_F(AofWriterTest, JobSeesFailureWhileDiskIsFull) {
   fault_.fail_appends = false;
   ASSERT_TRUE(w->Stop().ok());
   EXPECT_EQ(ReadBack(), (std::vector<std::string>{"SELECT 0", "SET a 1"}));
+}
+
+TEST_F(AofWriterTest, WrittenOffsetIsReportedBeforeAnyFsyncUnderNo) {
+  // Replies under everysec and no wait for this report: it must come after the
+  // write(2), without waiting for an fsync.
+  auto w = Open(FsyncPolicy::kNo);
+  w->AppendBatch(0, Cmds{{"SET", "a", "1"}});
+  uint64_t end = w->Seal();
+  ASSERT_TRUE(WaitFor([&] { return written_.load() == end; }));
+  EXPECT_EQ(durable_.load(), 0u) << "no fsync under 'no'";
+  EXPECT_EQ(w->stats().written_offset, end);
+  ASSERT_TRUE(w->Stop().ok());
+}
+
+TEST_F(AofWriterTest, AlwaysReportsOnlyTheDurableOffset) {
+  auto w = Open(FsyncPolicy::kAlways);
+  w->AppendBatch(0, Cmds{{"SET", "a", "1"}});
+  uint64_t end = w->Seal();
+  ASSERT_TRUE(WaitFor([&] { return durable_.load() == end; }));
+  EXPECT_EQ(written_calls_.load(), 0) << "under always only durable data is acknowledged";
+  ASSERT_TRUE(w->Stop().ok());
+}
+
+TEST_F(AofWriterTest, FailingDiskUnderEverySecRetriesAtTheIntervalInsteadOfSpinning) {
+  auto w = Open(FsyncPolicy::kEverySec);
+  w->AppendBatch(0, Cmds{{"SET", "a", "1"}});
+  uint64_t first = w->Seal();
+  ASSERT_TRUE(WaitFor([&] { return written_.load() == first; }));  // written, not yet fsynced
+  fault_.fail_appends = true;
+  w->AppendBatch(0, Cmds{{"SET", "b", "2"}});
+  uint64_t second = w->Seal();
+  ASSERT_TRUE(WaitFor([&] { return !Statuses().empty(); }));
+  // Past the everysec deadline of the unsynced first group: the writer used to wait
+  // for that deadline, already past, and retry the failing write without pause.
+  std::this_thread::sleep_for(std::chrono::milliseconds(1200));
+  int before = fault_.appends.load();
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  int attempts = fault_.appends.load() - before;
+  EXPECT_LE(attempts, 500 / 20 + 5) << "retry interval is 20 ms: at most ~25 attempts in 500 ms";
+  EXPECT_EQ(written_.load(), first) << "the failed group is not reported written";
+  fault_.fail_appends = false;
+  ASSERT_TRUE(WaitFor([&] { return written_.load() == second; }));
+  ASSERT_TRUE(w->Stop().ok());
+  EXPECT_EQ(ReadBack(), (std::vector<std::string>{"SELECT 0", "SET a 1", "SET b 2"}));
 }
 
 }  // namespace

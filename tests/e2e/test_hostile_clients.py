@@ -1,0 +1,177 @@
+"""What one client can do to the server, and what Redis 7.0 lets it do:
+commands Redis refuses inside MULTI, bulk announcements before AUTH, more
+clients than file descriptors, and a server whose AOF rewrite failed.
+Every case here also runs against Redis (FEEDKV_SERVER=/usr/bin/redis-server)
+unless marked feedkv-only."""
+
+import resource
+import subprocess
+import time
+
+import pytest
+import redis
+
+from conftest import RawConn, RespError, is_real_redis, wait_until
+
+NOT_IN_MULTI = RespError("ERR Command not allowed inside a transaction")
+
+
+# ---------------------------------------------------------------------------
+# MULTI: Redis's no-multi commands are refused at queue time
+# ---------------------------------------------------------------------------
+
+@pytest.mark.parametrize("cmd", [("SAVE",), ("SHUTDOWN",), ("SHUTDOWN", "NOSAVE")])
+def test_no_multi_commands_are_refused_and_abort_exec(server, raw, cmd):
+    c = raw()
+    assert c.cmd("MULTI") == "OK"
+    assert c.cmd("SET", "k", "v") == "QUEUED"
+    assert c.cmd(*cmd) == NOT_IN_MULTI
+    assert str(c.cmd("EXEC")).startswith("EXECABORT")
+    assert server.alive(), "a command queued in MULTI stopped the server"
+    assert c.cmd("GET", "k") is None
+    assert c.cmd("PING") == "PONG"
+
+
+def test_transaction_control_commands_run_at_once_and_others_queue(raw):
+    c = raw()
+    assert c.cmd("MULTI") == "OK"
+    assert c.cmd("MULTI") == RespError("ERR MULTI calls can not be nested")
+    assert c.cmd("WATCH", "x") == RespError("ERR WATCH inside MULTI is not allowed")
+    # UNWATCH and AUTH/HELLO are queued, as in Redis 7.0.
+    assert c.cmd("UNWATCH") == "QUEUED"
+    assert c.cmd("ECHO", "hi") == "QUEUED"
+    assert c.cmd("EXEC") == ["OK", b"hi"]
+
+
+def test_queued_command_failing_at_exec_yields_an_error_and_the_rest_runs(raw):
+    c = raw()
+    assert c.cmd("SET", "s", "notanumber") == "OK"
+    assert c.cmd("MULTI") == "OK"
+    assert c.cmd("SET", "a", "1") == "QUEUED"
+    assert c.cmd("INCR", "s") == "QUEUED"
+    assert c.cmd("INCRBYFLOAT", "a", "x") == "QUEUED"
+    assert c.cmd("SET", "b", "2") == "QUEUED"
+    got = c.cmd("EXEC")
+    assert got == ["OK", RespError("ERR value is not an integer or out of range"),
+                   RespError("ERR value is not a valid float"), "OK"]
+    assert c.cmd("MGET", "a", "b") == [b"1", b"2"]
+
+
+def test_no_multi_flag_in_command_info_matches_redis(r):
+    flags = {name: set(v["flags"]) for name, v in r.command().items()
+             if name in ("save", "shutdown", "exec", "multi", "auth", "hello", "watch")}
+    assert "no_multi" in flags["save"] and "no_multi" in flags["shutdown"]
+    for name in ("exec", "multi", "auth", "hello", "watch"):
+        assert "no_multi" not in flags[name], name
+
+
+# ---------------------------------------------------------------------------
+# Before AUTH: no big announcements; buffers follow the bytes that arrive
+# ---------------------------------------------------------------------------
+
+def rss_bytes(pid):
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) * 1024
+    return 0
+
+
+@pytest.mark.server_args("--requirepass", "s3cret")
+def test_unauthenticated_client_may_not_announce_a_big_bulk(server, raw):
+    c = raw()
+    c.send(b"*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$524288000\r\n")
+    assert c.read_reply() == RespError("ERR Protocol error: unauthenticated bulk length")
+    assert c.closed_by_server()
+    c = raw()
+    c.send(b"*11\r\n")
+    assert c.read_reply() == RespError("ERR Protocol error: unauthenticated multibulk length")
+    assert c.closed_by_server()
+    # Small commands before AUTH still get their usual answer.
+    c = raw()
+    assert c.cmd("GET", "k") == RespError("NOAUTH Authentication required.")
+    assert c.cmd("AUTH", "s3cret") == "OK"
+    # Authenticated, the same announcement is accepted (and completed).
+    c.send(b"*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$20000\r\n" + b"x" * 20000 + b"\r\n")
+    assert c.read_reply() == "OK"
+
+
+@pytest.mark.skipif(is_real_redis(), reason="Redis preallocates big bulks with malloc: "
+                    "untouched pages are not RSS there either; this checks feedkv's buffer")
+def test_announced_bulks_do_not_commit_memory_before_the_bytes_arrive(server, raw):
+    before = rss_bytes(server.proc.pid)
+    conns = []
+    for _ in range(4):
+        c = raw()
+        c.send(b"*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$524288000\r\n" + b"x" * 1000)
+        conns.append(c)
+    time.sleep(0.5)
+    for c in conns:
+        c.send(b"y" * 1000)
+    time.sleep(0.5)
+    grown = rss_bytes(server.proc.pid) - before
+    assert grown < 64 << 20, f"RSS grew by {grown >> 20} MB for 4 clients that sent 2 KB each"
+    assert conns[0].sock.fileno() >= 0
+    p = raw()
+    assert p.cmd("PING") == "PONG"
+
+
+# ---------------------------------------------------------------------------
+# More clients than descriptors
+# ---------------------------------------------------------------------------
+
+def test_maxclients_is_sized_to_the_descriptor_limit(server_binary_path, tmp_path):
+    port = __import__("conftest").free_port()
+    log = open(tmp_path / "log", "wb")
+
+    def limit():
+        resource.setrlimit(resource.RLIMIT_NOFILE, (128, 128))
+
+    proc = subprocess.Popen([server_binary_path, "--port", str(port), "--save", "",
+                             "--dir", str(tmp_path)], stdout=log, stderr=subprocess.STDOUT,
+                            preexec_fn=limit)
+    try:
+        assert wait_until(lambda: _ping(port), timeout=20)
+        r = redis.Redis(port=port, socket_timeout=10)
+        maxclients = int(r.config_get("maxclients")["maxclients"])
+        assert maxclients <= 128 - 32 + 1, maxclients
+        socks, refused, served = [], 0, 0
+        for _ in range(200):
+            socks.append(RawConn(port, timeout=10))
+        time.sleep(0.5)
+        for c in socks:
+            # A refused client has the error waiting and is closed; an admitted one
+            # has nothing to read until it asks.
+            c.sock.settimeout(0.3)
+            try:
+                pending = c.sock.recv(100)
+            except (TimeoutError, OSError):
+                pending = None
+            if pending is None:
+                assert c.cmd("PING") == "PONG"
+                served += 1
+            else:
+                assert pending == b"-ERR max number of clients reached\r\n", pending
+                refused += 1
+        assert served + refused == 200 and served <= maxclients and refused >= 200 - maxclients
+        for c in socks:
+            c.close()
+        assert wait_until(lambda: _ping(port), timeout=10)
+        assert r.ping()
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+        log.close()
+
+
+def _ping(port):
+    try:
+        return redis.Redis(port=port, socket_timeout=2).ping()
+    except redis.RedisError:
+        return False
+
+
+@pytest.fixture
+def server_binary_path():
+    from conftest import server_binary
+    return server_binary()
