@@ -352,6 +352,28 @@ TEST(RespParser, LimitsAreConfigurable) {
   EXPECT_EQ(p.error(), err::kProtoInvalidBulk);
 }
 
+TEST(RespParser, UnauthenticatedClientsAnnounceAtMost10ArgsOf16KB) {
+  ParserLimits unauth;
+  unauth.unauthenticated = true;
+  // Rejected on the header alone: the rest never needs to arrive.
+  EXPECT_EQ(ParseError("*11\r\n", unauth), err::kProtoUnauthMultibulk);
+  EXPECT_EQ(ParseError("*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$16385\r\n", unauth), err::kProtoUnauthBulk);
+  // Both the quick and the general length paths judge it (a length split across reads
+  // takes the general one).
+  RespParser p(unauth);
+  size_t consumed = 0;
+  ASSERT_EQ(p.Parse("*1\r\n$1638", &consumed), Result::kNeedMore);
+  EXPECT_EQ(p.Parse("*1\r\n$16385\r\n", &consumed), Result::kError);
+  EXPECT_EQ(p.error(), err::kProtoUnauthBulk);
+  // At the limits, and for an authenticated client past them, the command parses.
+  std::string ok = "*10\r\n$5\r\nRPUSH\r\n";
+  for (int i = 0; i < 8; i++) ok += "$1\r\nx\r\n";
+  ok += "$16384\r\n" + std::string(16384, 'v') + "\r\n";
+  RespParser q(unauth);
+  EXPECT_EQ(q.Parse(ok, &consumed), Result::kCommand) << q.error();
+  EXPECT_EQ(ParseOne("*1\r\n$16385\r\n" + std::string(16385, 'v') + "\r\n").size(), 1u);
+}
+
 TEST(RespParser, InlineOfExactlyLimitIsAccepted) {
   std::string line = "ECHO " + std::string(64 * 1024 - 5, 'a');
   RespParser p;
