@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <boost/asio/post.hpp>
 #include <boost/asio/write.hpp>
 
 #include "protocol/error_text.h"
@@ -49,11 +50,19 @@ void Connection::Start() {
 
 void Connection::DoRead() {
   if (closed_ || read_in_flight_ || stop_reading_) return;
-  if (client_.out.size() + writing_.size() > kPauseReadingAt) {
+  // Backpressure: a client whose replies wait for the log is not read until they
+  // may go out (Server::SetAckOffset resumes it), as Redis reads a client once per
+  // loop turn and writes the AOF before replying. A pipelining client then cannot
+  // run the AOF writer arbitrarily far behind.
+  if (client_.out.size() + writing_.size() > kPauseReadingAt ||
+      client_.reply_barrier > server_.ack_offset()) {
     reading_paused_ = true;
+    // Only pending operations own a connection; a paused one may have none.
+    if (!parked_) parked_ = shared_from_this();
     return;
   }
   reading_paused_ = false;
+  ReleaseParked();
   // Compact consumed bytes, then make room for the next read (or for the
   // whole of a large bulk the parser is waiting for).
   if (in_start_ > 0) {
@@ -210,9 +219,15 @@ void Connection::OnWritten(const boost::system::error_code& ec, size_t n) {
   if (reading_paused_) DoRead();
 }
 
+void Connection::ReleaseParked() {
+  // Dropped from the event loop, never here: the caller may still use `this`.
+  if (parked_) boost::asio::post(server_.io(), [p = std::move(parked_)] {});
+}
+
 void Connection::Close() {
   if (closed_) return;
   closed_ = true;
+  ReleaseParked();
   boost::system::error_code ignored;
   socket_.shutdown(Socket::shutdown_both, ignored);
   socket_.close(ignored);

@@ -33,6 +33,11 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void Start();
   // Sends what is pending, if the client may receive it now.
   void Flush();
+  // Reads again if reading was paused (output backlog, replies waiting for the log)
+  // and the reason is gone.
+  void ResumeReading() {
+    if (reading_paused_) DoRead();
+  }
   // Closes at once, dropping unsent replies.
   void Close();
   Client& client() { return client_; }
@@ -45,6 +50,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void OnWritten(const boost::system::error_code& ec, size_t n);
   void CountWritten(size_t n);
   bool OutputOverLimit() const;
+  void ReleaseParked();
 
   Server& server_;
   Socket socket_;
@@ -59,6 +65,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
   bool reading_paused_ = false;
   bool closed_ = false;
   bool stop_reading_ = false;  // after a protocol error or QUIT
+  // Holds this connection while reading is paused and no operation is pending.
+  std::shared_ptr<Connection> parked_;
 };
 
 class Listener {

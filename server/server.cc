@@ -190,7 +190,9 @@ void Server::SetAckOffset(uint64_t offset) {
       continue;
     }
     c.reply_barrier = 0;
-    it->second->Flush();
+    Connection* conn = it->second;
+    conn->Flush();
+    if (!conn->closed()) conn->ResumeReading();
   }
 }
 

@@ -138,6 +138,32 @@ def test_kill9_right_after_a_large_exec_is_acknowledged(tmp_path, fsync):
 
 
 @feedkv_only
+@pytest.mark.parametrize("fsync", ["everysec", "no"])
+def test_a_pipelining_client_cannot_run_the_log_writer_far_behind(tmp_path, fsync):
+    """A client is not read again until its earlier replies may go out, so the
+    bytes executed but not yet written stay bounded (it used to reach 70 MB)."""
+    srv = Server(tmp_path / "data", fsync=fsync)
+    srv.start()
+    writers = [AckedWriter(f"p{i}", srv.port, "pipeline", 256, BIG) for i in range(2)]
+    for w in writers:
+        w.start()
+    c = srv.client()
+    worst = 0
+    deadline = time.monotonic() + 3.0
+    while time.monotonic() < deadline:
+        info = c.info("persistence")
+        worst = max(worst, info["aof_offset"] - info["aof_written_offset"])
+        time.sleep(0.005)
+    for w in writers:
+        w.stop_flag = True
+        w.join(timeout=60)
+        assert w.error is None
+    assert sum(len(w.acked) for w in writers) > 256
+    assert worst < 16 << 20, f"the writer fell {worst >> 20} MB behind"
+    srv.stop()
+
+
+@feedkv_only
 def test_exec_reply_waits_for_the_log_under_always(tmp_path):
     """While the AOF cannot be written, an EXEC's reply is held (the write is not
     acknowledged), and it arrives once the disk recovers."""
