@@ -15,13 +15,14 @@ Also here: SHUTDOWN's SAVE / NOSAVE / ABORT, a SIGTERM whose final save fails
 import os
 import random
 import signal
+import socket
 import threading
 import time
 
 import pytest
 import redis
 
-from conftest import is_real_redis
+from conftest import encode_command, is_real_redis
 from persist_util import Server, kill_all, run_tool, wait_until
 
 # Redis is killed by SIGXFSZ when RLIMIT_FSIZE is hit (it does not ignore the
@@ -123,16 +124,29 @@ def test_kill9_loses_no_acknowledged_write(tmp_path, fsync):
 
 @pytest.mark.parametrize("fsync", ["always", "everysec", "no"])
 def test_kill9_right_after_a_large_exec_is_acknowledged(tmp_path, fsync):
-    """One EXEC of 20,000 SETs: its reply comes only once all of it is logged."""
+    """One EXEC of 40,000 SETs (40 MB), killed the moment its reply starts to
+    arrive: the reply may only start once all of it is logged."""
     srv = Server(tmp_path / "data", fsync=fsync)
     srv.start()
-    w = AckedWriter("huge", srv.port, "bigexec", 20000, 32)
-    w.start()
-    w.join(timeout=120)
-    assert w.error is None and len(w.acked) == 20000
+    n, size = 40000, 1024
+    keys = [f"huge:{i}" for i in range(n)]
+    payload = encode_command("MULTI") + b"".join(
+        encode_command("SET", k, value_for(k, size)) for k in keys) + encode_command("EXEC")
+    sock = socket.create_connection(("127.0.0.1", srv.port), timeout=120)
+    sender = threading.Thread(target=sock.sendall, args=(payload,), daemon=True)
+    sender.start()
+    want = b"*%d\r\n" % n  # the EXEC reply's header follows the QUEUED replies
+    got = bytearray()
+    scanned = 0
+    while got.find(want, max(0, scanned - len(want))) < 0:
+        scanned = len(got)
+        chunk = sock.recv(1 << 20)
+        assert chunk, "the server closed the connection"
+        got += chunk
     srv.kill9()
+    sock.close()
     srv.start()
-    lost = missing_writes(srv, w.acked)
+    lost = missing_writes(srv, [(k, size) for k in keys])
     assert not lost, f"{len(lost)} writes of an acknowledged EXEC lost\n{srv.log_tail()}"
     srv.stop()
 
