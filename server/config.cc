@@ -71,71 +71,6 @@ bool ParseMemory(std::string_view s, int64_t* out) {
   return true;
 }
 
-bool GlobMatch(std::string_view p, std::string_view s, bool nocase) {
-  auto eq = [nocase](char a, char b) {
-    return nocase ? std::tolower(static_cast<unsigned char>(a)) ==
-                        std::tolower(static_cast<unsigned char>(b))
-                  : a == b;
-  };
-  size_t pi = 0, si = 0;
-  while (pi < p.size()) {
-    char c = p[pi];
-    if (c == '*') {
-      while (pi + 1 < p.size() && p[pi + 1] == '*') pi++;
-      if (pi + 1 == p.size()) return true;
-      for (size_t k = si; k <= s.size(); k++) {
-        if (GlobMatch(p.substr(pi + 1), s.substr(k), nocase)) return true;
-      }
-      return false;
-    }
-    if (si >= s.size()) return false;
-    if (c == '?') {
-      pi++;
-      si++;
-      continue;
-    }
-    if (c == '[') {
-      size_t q = pi + 1;
-      bool negate = q < p.size() && p[q] == '^';
-      if (negate) q++;
-      bool match = false;
-      while (q < p.size() && p[q] != ']') {
-        if (p[q] == '\\' && q + 1 < p.size()) {
-          q++;
-          if (eq(p[q], s[si])) match = true;
-        } else if (q + 2 < p.size() && p[q + 1] == '-' && p[q + 2] != ']') {
-          char lo = p[q], hi = p[q + 2];
-          if (lo > hi) std::swap(lo, hi);
-          char ch = s[si];
-          if (nocase) {
-            ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
-            lo = static_cast<char>(std::tolower(static_cast<unsigned char>(lo)));
-            hi = static_cast<char>(std::tolower(static_cast<unsigned char>(hi)));
-          }
-          if (ch >= lo && ch <= hi) match = true;
-          q += 2;
-        } else if (eq(p[q], s[si])) {
-          match = true;
-        }
-        q++;
-      }
-      if (negate) match = !match;
-      if (!match) return false;
-      pi = q < p.size() ? q + 1 : q;
-      si++;
-      continue;
-    }
-    if (c == '\\' && pi + 1 < p.size()) {
-      pi++;
-      c = p[pi];
-    }
-    if (!eq(c, s[si])) return false;
-    pi++;
-    si++;
-  }
-  return si == s.size();
-}
-
 void Config::Add(const std::string& name, Entry e) {
   e.default_value = e.get(values_);
   entries_[name] = std::move(e);
@@ -328,6 +263,14 @@ Status Config::Set(std::string_view name, std::string_view value, bool at_runtim
 
 std::vector<std::pair<std::string, std::string>> Config::Get(std::string_view pattern) const {
   std::vector<std::pair<std::string, std::string>> out;
+  // As Redis: a pattern with no [ * or ? (before any NUL, as strpbrk sees it)
+  // is a name looked up as is, so a backslash there escapes nothing, and the
+  // reply names the setting as the client spelled it.
+  if (pattern.substr(0, pattern.find('\0')).find_first_of("[*?") == std::string_view::npos) {
+    auto it = entries_.find(Lower(pattern));
+    if (it != entries_.end()) out.emplace_back(std::string(pattern), it->second.get(values_));
+    return out;
+  }
   for (const auto& [name, e] : entries_) {
     if (GlobMatch(pattern, name, true)) out.emplace_back(name, e.get(values_));
   }

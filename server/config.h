@@ -16,6 +16,7 @@
 #include <string_view>
 #include <vector>
 
+#include "server/glob.h"  // GlobMatch, which CONFIG GET and its callers use
 #include "storage/status.h"
 
 namespace feedkv::server {
@@ -127,9 +128,6 @@ class Config {
   std::string file_;
   std::function<void(const std::string&)> on_change_;
 };
-
-// Redis's glob matching (stringmatchlen): * ? [abc] [^a] [a-z] and \ escapes.
-bool GlobMatch(std::string_view pattern, std::string_view s, bool nocase);
 
 // Parses "1gb", "64mb", "100k", "512" into bytes. Returns false on bad input.
 bool ParseMemory(std::string_view s, int64_t* out);

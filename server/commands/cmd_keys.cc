@@ -15,6 +15,7 @@
 
 #include "server/command_context.h"
 #include "server/config.h"
+#include "server/glob.h"
 #include "server/server.h"
 #include "storage/database.h"
 

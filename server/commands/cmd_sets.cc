@@ -13,6 +13,7 @@
 #include "server/command_context.h"
 #include "server/commands/set_helpers.h"
 #include "server/config.h"
+#include "server/glob.h"
 #include "server/server.h"
 #include "storage/database.h"
 #include "storage/set_value.h"
