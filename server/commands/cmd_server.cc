@@ -33,7 +33,9 @@ void ConfigCmd(CommandContext& ctx) {
     std::vector<std::pair<std::string, std::string>> all;
     for (size_t i = 2; i < ctx.argc(); i++) {
       for (auto& kv : config.Get(ctx.arg(i))) {
-        if (std::find(all.begin(), all.end(), kv) == all.end()) all.push_back(std::move(kv));
+        // One entry per setting, however its name was spelled (as Redis).
+        auto same = [&kv](const auto& e) { return EqualsIgnoreCase(e.first, kv.first); };
+        if (std::find_if(all.begin(), all.end(), same) == all.end()) all.push_back(std::move(kv));
       }
     }
     ctx.reply.MapHeader(all.size());
