@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "protocol/resp_parser.h"
+#include "server/command_context.h"
 #include "storage/long_set.h"
 #include "server/latency_histogram.h"
 
@@ -24,9 +25,12 @@ std::string Lower(std::string_view s) {
   return r;
 }
 
-bool ParseInt(std::string_view s, int64_t* out) {
+// The number part of a memory value, as Redis's memtoull reads it: decimal
+// digits only (leading zeros allowed; no sign, blank or NUL).
+bool ParseDigits(std::string_view s, int64_t* out) {
+  if (s.empty() || s.find_first_not_of("0123456789") != std::string_view::npos) return false;
   auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), *out);
-  return !s.empty() && ec == std::errc() && p == s.data() + s.size();
+  return ec == std::errc();
 }
 
 std::string FormatDoubleValue(double d) {
@@ -65,8 +69,7 @@ bool ParseMemory(std::string_view s, int64_t* out) {
     }
   }
   int64_t v;
-  if (!ParseInt(l, &v)) return false;
-  if (v != 0 && (v > INT64_MAX / mul || v < INT64_MIN / mul)) return false;
+  if (!ParseDigits(l, &v) || v > INT64_MAX / mul) return false;
   *out = v * mul;
   return true;
 }
@@ -79,7 +82,7 @@ void Config::Add(const std::string& name, Entry e) {
 void Config::Int(const std::string& name, int64_t ServerConfig::*f, int64_t min, int64_t max, bool mut) {
   Add(name, {[f, min, max, name](ServerConfig& c, std::string_view v) {
                int64_t x;
-               if (!ParseInt(v, &x) && !ParseMemory(v, &x)) {
+               if (!ParseInt64(v, &x)) {  // string2ll, as Redis for a plain number
                  return Status::InvalidArgument(fmt::format("argument couldn't be parsed into an integer"));
                }
                if (x < min || x > max) {

@@ -129,7 +129,8 @@ class Config {
   std::function<void(const std::string&)> on_change_;
 };
 
-// Parses "1gb", "64mb", "100k", "512" into bytes. Returns false on bad input.
+// Parses "1gb", "64mb", "100k", "512" into bytes (Redis's memtoull units,
+// unit case ignored). Returns false on bad input, a sign, or int64 overflow.
 bool ParseMemory(std::string_view s, int64_t* out);
 
 }  // namespace feedkv::server

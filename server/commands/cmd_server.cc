@@ -299,7 +299,11 @@ void Role(CommandContext& ctx) {
 
 void Wait(CommandContext& ctx) {
   int64_t n, timeout;
-  if (!ctx.IntArg(1, &n) || !ctx.IntArg(2, &timeout)) return;
+  if (!ctx.IntArg(1, &n)) return;
+  if (!ParseInt64(ctx.arg(2), &timeout)) {
+    ctx.Error("ERR timeout is not an integer or out of range");  // Redis's getTimeoutFromObjectOrReply
+    return;
+  }
   if (timeout < 0) {
     ctx.Error("ERR timeout is negative");
     return;
