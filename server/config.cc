@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "protocol/resp_parser.h"
+#include "server/command_context.h"
 #include "storage/long_set.h"
 #include "server/latency_histogram.h"
 
@@ -24,9 +25,12 @@ std::string Lower(std::string_view s) {
   return r;
 }
 
-bool ParseInt(std::string_view s, int64_t* out) {
+// The number part of a memory value, as Redis's memtoull reads it: decimal
+// digits only (leading zeros allowed; no sign, blank or NUL).
+bool ParseDigits(std::string_view s, int64_t* out) {
+  if (s.empty() || s.find_first_not_of("0123456789") != std::string_view::npos) return false;
   auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), *out);
-  return !s.empty() && ec == std::errc() && p == s.data() + s.size();
+  return ec == std::errc();
 }
 
 std::string FormatDoubleValue(double d) {
@@ -65,75 +69,9 @@ bool ParseMemory(std::string_view s, int64_t* out) {
     }
   }
   int64_t v;
-  if (!ParseInt(l, &v)) return false;
-  if (v != 0 && (v > INT64_MAX / mul || v < INT64_MIN / mul)) return false;
+  if (!ParseDigits(l, &v) || v > INT64_MAX / mul) return false;
   *out = v * mul;
   return true;
-}
-
-bool GlobMatch(std::string_view p, std::string_view s, bool nocase) {
-  auto eq = [nocase](char a, char b) {
-    return nocase ? std::tolower(static_cast<unsigned char>(a)) ==
-                        std::tolower(static_cast<unsigned char>(b))
-                  : a == b;
-  };
-  size_t pi = 0, si = 0;
-  while (pi < p.size()) {
-    char c = p[pi];
-    if (c == '*') {
-      while (pi + 1 < p.size() && p[pi + 1] == '*') pi++;
-      if (pi + 1 == p.size()) return true;
-      for (size_t k = si; k <= s.size(); k++) {
-        if (GlobMatch(p.substr(pi + 1), s.substr(k), nocase)) return true;
-      }
-      return false;
-    }
-    if (si >= s.size()) return false;
-    if (c == '?') {
-      pi++;
-      si++;
-      continue;
-    }
-    if (c == '[') {
-      size_t q = pi + 1;
-      bool negate = q < p.size() && p[q] == '^';
-      if (negate) q++;
-      bool match = false;
-      while (q < p.size() && p[q] != ']') {
-        if (p[q] == '\\' && q + 1 < p.size()) {
-          q++;
-          if (eq(p[q], s[si])) match = true;
-        } else if (q + 2 < p.size() && p[q + 1] == '-' && p[q + 2] != ']') {
-          char lo = p[q], hi = p[q + 2];
-          if (lo > hi) std::swap(lo, hi);
-          char ch = s[si];
-          if (nocase) {
-            ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
-            lo = static_cast<char>(std::tolower(static_cast<unsigned char>(lo)));
-            hi = static_cast<char>(std::tolower(static_cast<unsigned char>(hi)));
-          }
-          if (ch >= lo && ch <= hi) match = true;
-          q += 2;
-        } else if (eq(p[q], s[si])) {
-          match = true;
-        }
-        q++;
-      }
-      if (negate) match = !match;
-      if (!match) return false;
-      pi = q < p.size() ? q + 1 : q;
-      si++;
-      continue;
-    }
-    if (c == '\\' && pi + 1 < p.size()) {
-      pi++;
-      c = p[pi];
-    }
-    if (!eq(c, s[si])) return false;
-    pi++;
-    si++;
-  }
-  return si == s.size();
 }
 
 void Config::Add(const std::string& name, Entry e) {
@@ -144,7 +82,7 @@ void Config::Add(const std::string& name, Entry e) {
 void Config::Int(const std::string& name, int64_t ServerConfig::*f, int64_t min, int64_t max, bool mut) {
   Add(name, {[f, min, max, name](ServerConfig& c, std::string_view v) {
                int64_t x;
-               if (!ParseInt(v, &x) && !ParseMemory(v, &x)) {
+               if (!ParseInt64(v, &x)) {  // string2ll, as Redis for a plain number
                  return Status::InvalidArgument(fmt::format("argument couldn't be parsed into an integer"));
                }
                if (x < min || x > max) {
@@ -328,6 +266,14 @@ Status Config::Set(std::string_view name, std::string_view value, bool at_runtim
 
 std::vector<std::pair<std::string, std::string>> Config::Get(std::string_view pattern) const {
   std::vector<std::pair<std::string, std::string>> out;
+  // As Redis: a pattern with no [ * or ? (before any NUL, as strpbrk sees it)
+  // is a name looked up as is, so a backslash there escapes nothing, and the
+  // reply names the setting as the client spelled it.
+  if (pattern.substr(0, pattern.find('\0')).find_first_of("[*?") == std::string_view::npos) {
+    auto it = entries_.find(Lower(pattern));
+    if (it != entries_.end()) out.emplace_back(std::string(pattern), it->second.get(values_));
+    return out;
+  }
   for (const auto& [name, e] : entries_) {
     if (GlobMatch(pattern, name, true)) out.emplace_back(name, e.get(values_));
   }

@@ -16,6 +16,7 @@
 #include <string_view>
 #include <vector>
 
+#include "server/glob.h"  // GlobMatch, which CONFIG GET and its callers use
 #include "storage/status.h"
 
 namespace feedkv::server {
@@ -128,10 +129,8 @@ class Config {
   std::function<void(const std::string&)> on_change_;
 };
 
-// Redis's glob matching (stringmatchlen): * ? [abc] [^a] [a-z] and \ escapes.
-bool GlobMatch(std::string_view pattern, std::string_view s, bool nocase);
-
-// Parses "1gb", "64mb", "100k", "512" into bytes. Returns false on bad input.
+// Parses "1gb", "64mb", "100k", "512" into bytes (Redis's memtoull units,
+// unit case ignored). Returns false on bad input, a sign, or int64 overflow.
 bool ParseMemory(std::string_view s, int64_t* out);
 
 }  // namespace feedkv::server

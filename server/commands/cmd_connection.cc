@@ -323,6 +323,13 @@ void ClientCmd(CommandContext& ctx) {
     bool skipme = true;
     std::vector<ClientType> types;  // TYPE filters, checked before any match
     for (size_t i = 2; !old_form && i + 1 < ctx.argc(); i += 2) {
+      if (EqualsIgnoreCase(ctx.arg(i), "ID")) {
+        int64_t id;
+        if (!ParseInt64(ctx.arg(i + 1), &id) || id < 1) {
+          ctx.Error("ERR client-id should be greater than 0");
+          return;
+        }
+      }
       if (!EqualsIgnoreCase(ctx.arg(i), "TYPE")) continue;
       if (!ParseClientType(ctx, ctx.arg(i + 1), &types.emplace_back())) return;
     }

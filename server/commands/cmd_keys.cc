@@ -15,6 +15,8 @@
 
 #include "server/command_context.h"
 #include "server/config.h"
+#include "server/commands/set_helpers.h"
+#include "server/glob.h"
 #include "server/server.h"
 #include "storage/database.h"
 
@@ -90,15 +92,8 @@ void Keys(CommandContext& ctx) {
 
 // SCAN cursor [MATCH pattern] [COUNT count] [TYPE type]
 void Scan(CommandContext& ctx) {
-  // The cursor is parsed as strtoul does (Redis's parseScanCursorOrReply).
-  std::string text(ctx.arg(1));
-  errno = 0;
-  char* end = nullptr;
-  uint64_t cursor = std::strtoul(text.c_str(), &end, 10);
-  if (std::isspace(static_cast<unsigned char>(text[0])) || *end != '\0' || errno == ERANGE) {
-    ctx.Error("ERR invalid cursor");
-    return;
-  }
+  uint64_t cursor;
+  if (!ParseScanCursor(ctx, 1, &cursor)) return;
   int64_t count = 10;
   std::string_view pattern, type;
   bool use_pattern = false, use_type = false;

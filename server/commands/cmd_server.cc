@@ -33,7 +33,9 @@ void ConfigCmd(CommandContext& ctx) {
     std::vector<std::pair<std::string, std::string>> all;
     for (size_t i = 2; i < ctx.argc(); i++) {
       for (auto& kv : config.Get(ctx.arg(i))) {
-        if (std::find(all.begin(), all.end(), kv) == all.end()) all.push_back(std::move(kv));
+        // One entry per setting, however its name was spelled (as Redis).
+        auto same = [&kv](const auto& e) { return EqualsIgnoreCase(e.first, kv.first); };
+        if (std::find_if(all.begin(), all.end(), same) == all.end()) all.push_back(std::move(kv));
       }
     }
     ctx.reply.MapHeader(all.size());
@@ -318,7 +320,11 @@ void Role(CommandContext& ctx) {
 
 void Wait(CommandContext& ctx) {
   int64_t n, timeout;
-  if (!ctx.IntArg(1, &n) || !ctx.IntArg(2, &timeout)) return;
+  if (!ctx.IntArg(1, &n)) return;
+  if (!ParseInt64(ctx.arg(2), &timeout)) {
+    ctx.Error("ERR timeout is not an integer or out of range");  // Redis's getTimeoutFromObjectOrReply
+    return;
+  }
   if (timeout < 0) {
     ctx.Error("ERR timeout is negative");
     return;

@@ -3,7 +3,10 @@
 // SDIFFSTORE, SSCAN. They work on every set, whatever its encoding (longset or
 // hashtable, storage/set_value.h); semantics, replies and error texts follow Redis 7.
 // Handlers parse, call SetValue, reply; the encodings stay behind SetValue.
+#include <cctype>
+#include <cerrno>
 #include <charconv>
+#include <cstdlib>
 #include <limits>
 #include <span>
 #include <string>
@@ -13,6 +16,7 @@
 #include "server/command_context.h"
 #include "server/commands/set_helpers.h"
 #include "server/config.h"
+#include "server/glob.h"
 #include "server/server.h"
 #include "storage/database.h"
 #include "storage/set_value.h"
@@ -378,19 +382,21 @@ void ReplyEmptyScan(CommandContext& ctx) {
   ctx.reply.ArrayHeader(0);
 }
 
-// A SCAN-family cursor: an unsigned 64-bit decimal (a negative one wraps, as Redis's
-// strtoul does). Returns false after replying "invalid cursor".
+// A SCAN-family cursor, read as Redis's parseScanCursorOrReply does: strtoul
+// over the argument as a C string. So a sign is allowed (a negative cursor
+// wraps), "" is 0, and a NUL ends the number; a leading blank, any other
+// trailing byte or a value past 2^64-1 is refused. Returns false after
+// replying "invalid cursor".
 bool ParseScanCursor(CommandContext& ctx, size_t i, uint64_t* cursor) {
-  std::string_view s = ctx.arg(i);
-  auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), *cursor);
-  if (!s.empty() && ec == std::errc() && ptr == s.data() + s.size()) return true;
-  int64_t v;
-  if (ParseInt64(s, &v)) {
-    *cursor = static_cast<uint64_t>(v);
-    return true;
+  const std::string text(ctx.arg(i));
+  errno = 0;
+  char* end = nullptr;
+  *cursor = std::strtoul(text.c_str(), &end, 10);
+  if (std::isspace(static_cast<unsigned char>(text[0])) || *end != '\0' || errno == ERANGE) {
+    ctx.Error("ERR invalid cursor");
+    return false;
   }
-  ctx.Error("ERR invalid cursor");
-  return false;
+  return true;
 }
 
 namespace {

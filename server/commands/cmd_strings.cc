@@ -391,8 +391,9 @@ void DecrBy(CommandContext& ctx) {
   IncrDecr(ctx, -decr);
 }
 
-// Redis's string2ld: strtold over the whole string (up to a NUL), no leading
-// space, no NaN, no overflow or underflow to zero.
+// Redis's string2ld: strtold must consume every byte (a NUL inside the
+// value ends strtold early and so fails), no leading space, no NaN, no
+// overflow or underflow to zero.
 bool ParseLongDouble(std::string_view s, long double* out) {
   constexpr size_t kMaxChars = 5 * 1024;
   if (s.empty() || s.size() >= kMaxChars) return false;
@@ -402,7 +403,7 @@ bool ParseLongDouble(std::string_view s, long double* out) {
   errno = 0;
   char* end = nullptr;
   long double v = std::strtold(buf, &end);
-  if (std::isspace(static_cast<unsigned char>(buf[0])) || *end != '\0' || std::isnan(v) ||
+  if (std::isspace(static_cast<unsigned char>(buf[0])) || end != buf + s.size() || std::isnan(v) ||
       errno == EINVAL ||
       (errno == ERANGE && (std::isinf(v) || std::fpclassify(v) == FP_ZERO))) {
     return false;

@@ -16,7 +16,7 @@ namespace feedkv::server {
 // Defined in cmd_sets.cc, shared by SINTERCARD/LSINTERCARD and SSCAN/LSSCAN.
 // "numkeys key [key ...] [LIMIT n]"; false after replying the error.
 bool ParseInterCardArgs(CommandContext& ctx, size_t* numkeys, size_t* limit);
-// A SCAN-family cursor at argument i; false after replying "invalid cursor".
+// A SCAN/SSCAN/LSSCAN cursor at argument i; false after replying "invalid cursor".
 bool ParseScanCursor(CommandContext& ctx, size_t i, uint64_t* cursor);
 // The reply to a scan of a missing key: cursor 0, no members.
 void ReplyEmptyScan(CommandContext& ctx);
