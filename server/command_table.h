@@ -56,6 +56,9 @@ enum CommandFlag : uint32_t {
   // number of keys and they follow it (last_key and key_step must be first_key and 1).
   // COMMAND INFO shows Redis's "movablekeys" flag and a "keynum" key spec.
   kKeyNum = 1u << 16,
+  // Refused unless enable-debug-command allows the client (Redis's CMD_PROTECTED,
+  // which COMMAND INFO does not show).
+  kProtected = 1u << 17,
 };
 
 // One subcommand of a container, as declared by its family. Arity counts
