@@ -38,6 +38,40 @@ inline constexpr char kReadOnlyReplica[] = "READONLY You can't write against a r
 inline constexpr char kLoading[] = "LOADING Redis is loading the dataset in memory";
 inline constexpr char kMaxClients[] = "ERR max number of clients reached";
 inline constexpr char kStringTooLong[] = "ERR string exceeds maximum allowed size (proto-max-bulk-len)";
+// Sent to a non-local client at accept time in protected mode, then the connection is
+// closed. Redis 7.0's text, its typo ("Setup a an") included.
+inline constexpr char kProtectedMode[] =
+    "DENIED Redis is running in protected mode because protected mode is enabled and no "
+    "password is set for the default user. In this mode connections are only accepted from "
+    "the loopback interface. If you want to connect from external computers to Redis you may "
+    "adopt one of the following solutions: 1) Just disable protected mode sending the command "
+    "'CONFIG SET protected-mode no' from the loopback interface by connecting to Redis from the "
+    "same host the server is running, however MAKE SURE Redis is not publicly accessible from "
+    "internet if you do so. Use CONFIG REWRITE to make this change permanent. 2) Alternatively "
+    "you can just disable the protected mode by editing the Redis configuration file, and "
+    "setting the protected mode option to 'no', and then restarting the server. 3) If you "
+    "started the server manually just for testing, restart it with the '--protected-mode no' "
+    "option. 4) Setup a an authentication password for the default user. NOTE: You only need "
+    "to do one of the above things in order for the server to start accepting connections "
+    "from the outside.";
+inline constexpr char kDebugNotAllowed[] =
+    "ERR DEBUG command not allowed. If the enable-debug-command option is set to \"local\", "
+    "you can run it from a local connection, otherwise you need to set this option in the "
+    "configuration file, and then restart the server.";
+
+// CONFIG SET / config file reasons, the text after
+// "CONFIG SET failed (possibly related to argument '<name>') - ".
+inline constexpr char kConfigImmutable[] = "can't set immutable config";
+inline constexpr char kConfigProtected[] = "can't set protected config";
+inline constexpr char kDbfilenamePath[] = "dbfilename can't be a path, just a filename";
+inline constexpr char kAppendfilenameEmpty[] = "appendfilename can't be empty";
+inline constexpr char kAppendfilenamePath[] = "appendfilename can't be a path, just a filename";
+inline constexpr char kAppenddirnameEmpty[] = "appenddirname can't be empty";
+inline constexpr char kAppenddirnamePath[] = "appenddirname can't be a path, just a dirname";
+inline constexpr char kObufArgCount[] = "Wrong number of arguments in buffer limit configuration.";
+inline constexpr char kObufClass[] = "Invalid client class specified in buffer limit configuration.";
+inline constexpr char kObufValue[] =
+    "Error in hard, soft or soft_seconds setting in buffer limit configuration.";
 
 // Protocol errors; the connection is closed after the reply.
 inline constexpr char kProtoInvalidMultibulk[] = "ERR Protocol error: invalid multibulk length";

@@ -28,6 +28,7 @@ struct Client {
   std::string name;
   std::string lib_name, lib_ver;
   std::string addr, laddr;  // "ip:port" or unix path
+  bool local = false;       // a loopback or Unix-socket peer (protected mode, "local" settings)
   int fd = -1;
   int db = 0;
   int resp = 2;

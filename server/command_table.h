@@ -60,6 +60,9 @@ enum CommandFlag : uint32_t {
   // QUIT and RESET, the commands Redis's processCommand names. Not a Redis flag:
   // COMMAND INFO does not show it.
   kTxControl = 1u << 17,
+  // Refused unless enable-debug-command allows the client (Redis's CMD_PROTECTED,
+  // which COMMAND INFO does not show).
+  kProtected = 1u << 18,
 };
 
 // One subcommand of a container, as declared by its family. Arity counts

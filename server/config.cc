@@ -10,6 +10,7 @@
 #include <set>
 #include <sstream>
 
+#include "protocol/error_text.h"
 #include "protocol/resp_parser.h"
 #include "server/command_context.h"
 #include "storage/long_set.h"
@@ -49,7 +50,102 @@ std::string QuoteIfNeeded(const std::string& v) {
   return r + "\"";
 }
 
+// Redis's memtoull: digits, then an optional unit (b, k, kb, m, mb, g, gb, any
+// case); no sign; no digits reads as 0, as in Redis. Unlike Redis (which wraps),
+// a value past 2^64-1 is refused.
+bool ParseMemoryUnsigned(std::string_view s, uint64_t* out) {
+  size_t digits = 0;
+  while (digits < s.size() && s[digits] >= '0' && s[digits] <= '9') digits++;
+  const std::string unit = Lower(s.substr(digits));
+  static const std::pair<std::string_view, uint64_t> kUnits[] = {
+      {"", 1}, {"b", 1}, {"k", 1000}, {"kb", 1024}, {"m", 1000 * 1000}, {"mb", 1024 * 1024},
+      {"g", 1000ull * 1000 * 1000}, {"gb", 1024ull * 1024 * 1024}};
+  const auto* u = std::find_if(std::begin(kUnits), std::end(kUnits),
+                               [&](const auto& kv) { return kv.first == unit; });
+  if (u == std::end(kUnits)) return false;
+  uint64_t v = 0;
+  if (digits > 0) {
+    auto [p, ec] = std::from_chars(s.data(), s.data() + digits, v);
+    if (ec != std::errc() || p != s.data() + digits) return false;
+  }
+  if (v > UINT64_MAX / u->second) return false;
+  *out = v * u->second;
+  return true;
+}
+
+// The soft-seconds field as Redis reads it (strtoll, whole text, not negative):
+// "" is 0, a sign is allowed. Past INT32_MAX is refused (Redis truncates to int).
+bool ParseSoftSeconds(std::string_view s, int64_t* out) {
+  if (s.empty()) {
+    *out = 0;
+    return true;
+  }
+  const bool neg = s[0] == '-';
+  if (s[0] == '+' || s[0] == '-') s.remove_prefix(1);
+  int64_t v;
+  if (!ParseInt(s, &v) || v < 0 || v > INT32_MAX || (neg && v != 0)) return false;
+  *out = v;
+  return true;
+}
+
+// Redis's pathIsBaseName: the name has no '/' and no backslash.
+std::function<Status(std::string_view)> BaseNameCheck(const char* empty_error, const char* path_error) {
+  return [empty_error, path_error](std::string_view v) {
+    if (v.empty() && empty_error != nullptr) return Status::InvalidArgument(empty_error);
+    if (v.find_first_of("/\\") != std::string_view::npos) return Status::InvalidArgument(path_error);
+    return Status::OK();
+  };
+}
+
 }  // namespace
+
+bool AllowProtectedAction(const std::string& setting, bool local_client) {
+  return setting == "yes" || (setting == "local" && local_client);
+}
+
+Status ParseOutputBufferLimits(std::string_view value, OutputBufferLimits* limits) {
+  // Split on single spaces, empty fields kept, as Redis's sdssplitlen.
+  std::vector<std::string_view> args;
+  for (size_t start = 0; !value.empty();) {
+    size_t sp = value.find(' ', start);
+    args.push_back(value.substr(start, sp == std::string_view::npos ? std::string_view::npos : sp - start));
+    if (sp == std::string_view::npos) break;
+    start = sp + 1;
+  }
+  if (args.size() % 4 != 0) return Status::InvalidArgument(protocol::err::kObufArgCount);
+  OutputBufferLimits next = *limits;
+  for (size_t i = 0; i < args.size(); i += 4) {
+    const std::string cls = Lower(args[i]);
+    ClientClass c;
+    if (cls == "normal") {
+      c = ClientClass::kNormal;
+    } else if (cls == "slave" || cls == "replica") {
+      c = ClientClass::kReplica;
+    } else if (cls == "pubsub") {
+      c = ClientClass::kPubsub;
+    } else {
+      return Status::InvalidArgument(protocol::err::kObufClass);
+    }
+    OutputBufferLimit l;
+    if (!ParseMemoryUnsigned(args[i + 1], &l.hard_bytes) || !ParseMemoryUnsigned(args[i + 2], &l.soft_bytes) ||
+        !ParseSoftSeconds(args[i + 3], &l.soft_seconds)) {
+      return Status::InvalidArgument(protocol::err::kObufValue);
+    }
+    next[static_cast<size_t>(c)] = l;
+  }
+  *limits = next;
+  return Status::OK();
+}
+
+std::string FormatOutputBufferLimits(const OutputBufferLimits& limits) {
+  static const char* const kNames[] = {"normal", "slave", "pubsub"};
+  std::string out;
+  for (size_t i = 0; i < limits.size(); i++) {
+    out += fmt::format("{}{} {} {} {}", i == 0 ? "" : " ", kNames[i], limits[i].hard_bytes,
+                       limits[i].soft_bytes, limits[i].soft_seconds);
+  }
+  return out;
+}
 
 bool ParseMemory(std::string_view s, int64_t* out) {
   std::string l = Lower(s);
@@ -122,8 +218,13 @@ void Config::Bool(const std::string& name, bool ServerConfig::*f, bool mut) {
              [f](const ServerConfig& c) { return std::string(c.*f ? "yes" : "no"); }, mut, {}});
 }
 
-void Config::Str(const std::string& name, std::string ServerConfig::*f, bool mut) {
-  Add(name, {[f](ServerConfig& c, std::string_view v) {
+void Config::Str(const std::string& name, std::string ServerConfig::*f, bool mut,
+                 std::function<Status(std::string_view)> check) {
+  Add(name, {[f, check](ServerConfig& c, std::string_view v) {
+               if (check) {
+                 Status s = check(v);
+                 if (!s.ok()) return s;
+               }
                c.*f = std::string(v);
                return Status::OK();
              },
@@ -171,9 +272,13 @@ Config::Config() {
   Int("tcp-keepalive", &ServerConfig::tcp_keepalive, 0, INT32_MAX, true);
   Int("tcp-backlog", &ServerConfig::tcp_backlog, 0, INT32_MAX, false);
   Bool("protected-mode", &ServerConfig::protected_mode, true);
+  Enum("enable-protected-configs", &ServerConfig::enable_protected_configs, {"no", "yes", "local"}, false);
+  Enum("enable-debug-command", &ServerConfig::enable_debug_command, {"no", "yes", "local"}, false);
   Memory("proto-max-bulk-len", &ServerConfig::proto_max_bulk_len, true);
   Memory("client-query-buffer-limit", &ServerConfig::client_query_buffer_limit, true);
-  Str("client-output-buffer-limit", &ServerConfig::client_output_buffer_limit, true);
+  Add("client-output-buffer-limit",
+      {[](ServerConfig& c, std::string_view v) { return ParseOutputBufferLimits(v, &c.client_output_buffer_limit); },
+       [](const ServerConfig& c) { return FormatOutputBufferLimits(c.client_output_buffer_limit); }, true, {}});
   Int("databases", &ServerConfig::databases, 1, 1024 * 1024, false);
   Str("dir", &ServerConfig::dir, true);
   Str("logfile", &ServerConfig::logfile, false);
@@ -222,13 +327,15 @@ Config::Config() {
        true);
   Bool("appendonly", &ServerConfig::appendonly, true);
   Enum("appendfsync", &ServerConfig::appendfsync, {"always", "everysec", "no"}, true);
-  Str("appendfilename", &ServerConfig::appendfilename, false);
-  Str("appenddirname", &ServerConfig::appenddirname, false);
+  Str("appendfilename", &ServerConfig::appendfilename, false,
+      BaseNameCheck(protocol::err::kAppendfilenameEmpty, protocol::err::kAppendfilenamePath));
+  Str("appenddirname", &ServerConfig::appenddirname, false,
+      BaseNameCheck(protocol::err::kAppenddirnameEmpty, protocol::err::kAppenddirnamePath));
   Memory("aof-segment-size", &ServerConfig::aof_segment_size, true);
   Int("aof-retain-segments", &ServerConfig::aof_retain_segments, 0, 1000000, true);
   Bool("aof-load-truncated", &ServerConfig::aof_load_truncated, true);
   Str("save", &ServerConfig::save, true);
-  Str("dbfilename", &ServerConfig::dbfilename, true);
+  Str("dbfilename", &ServerConfig::dbfilename, true, BaseNameCheck(nullptr, protocol::err::kDbfilenamePath));
   Bool("rdbcompression", &ServerConfig::rdbcompression, true);
   Bool("rdbchecksum", &ServerConfig::rdbchecksum, true);
   Bool("stop-writes-on-bgsave-error", &ServerConfig::stop_writes_on_bgsave_error, true);
@@ -244,22 +351,29 @@ Config::Config() {
   Int("counter-max-probes", &ServerConfig::counter_max_probes, 1, 1 << 20, true);
   Int("set-max-intset-entries", &ServerConfig::set_max_intset_entries, 0, INT64_MAX, true);
   Int("set-max-listpack-entries", &ServerConfig::set_max_listpack_entries, 0, INT64_MAX, true);
+  // Where the server writes files: CONFIG SET may change these only when
+  // enable-protected-configs allows it (Redis 7's PROTECTED_CONFIG list).
+  for (const char* name : {"dir", "dbfilename"}) entries_.at(name).protected_config = true;
 }
 
-Status Config::Set(std::string_view name, std::string_view value, bool at_runtime) {
+Status Config::Set(std::string_view name, std::string_view value, bool at_runtime, bool local_client) {
   std::string key = Lower(name);
   if (key == "slaveof") key = "replicaof";
   auto it = entries_.find(key);
   if (it == entries_.end()) {
     return Status::InvalidArgument(fmt::format("Unknown option or number of arguments for CONFIG SET - '{}'", name));
   }
-  if (at_runtime && !it->second.mutable_at_runtime) {
-    return Status::InvalidArgument(fmt::format("CONFIG SET failed (possibly related to argument '{}') - can't set immutable config", key));
+  // Redis names the argument as the client spelled it.
+  auto failed = [name](std::string_view why) {
+    return Status::InvalidArgument(fmt::format("CONFIG SET failed (possibly related to argument '{}') - {}", name, why));
+  };
+  if (at_runtime && !it->second.mutable_at_runtime) return failed(protocol::err::kConfigImmutable);
+  if (at_runtime && it->second.protected_config &&
+      !AllowProtectedAction(values_.enable_protected_configs, local_client)) {
+    return failed(protocol::err::kConfigProtected);
   }
   Status s = it->second.set(values_, value);
-  if (!s.ok()) {
-    return Status::InvalidArgument(fmt::format("CONFIG SET failed (possibly related to argument '{}') - {}", key, s.message()));
-  }
+  if (!s.ok()) return failed(s.message());
   if (at_runtime && on_change_) on_change_(key);
   return Status::OK();
 }

@@ -9,6 +9,7 @@
 // (the AOF writer) receive a copy.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -21,6 +22,20 @@
 
 namespace feedkv::server {
 
+// client-output-buffer-limit of one client class: a client is closed when its unsent
+// replies reach hard_bytes, or stay at or over soft_bytes for more than soft_seconds.
+// 0 bytes = no limit.
+struct OutputBufferLimit {
+  uint64_t hard_bytes = 0;
+  uint64_t soft_bytes = 0;
+  int64_t soft_seconds = 0;
+  bool operator==(const OutputBufferLimit&) const = default;
+};
+
+// The classes client-output-buffer-limit names, in Redis's order.
+enum class ClientClass { kNormal = 0, kReplica = 1, kPubsub = 2 };
+using OutputBufferLimits = std::array<OutputBufferLimit, 3>;
+
 struct ServerConfig {
   // Network
   int64_t port = 6379;
@@ -31,11 +46,18 @@ struct ServerConfig {
   int64_t timeout = 0;          // idle seconds before closing a client; 0 = never
   int64_t tcp_keepalive = 300;  // seconds
   int64_t tcp_backlog = 511;
-  bool protected_mode = false;
+  // Refuse non-local clients while no password is set (Redis's default).
+  bool protected_mode = true;
+  // "no", "yes" or "local": who may CONFIG SET the protected configs (dir,
+  // dbfilename) and run DEBUG. Immutable at runtime, as in Redis 7.
+  std::string enable_protected_configs = "no";
+  std::string enable_debug_command = "no";
   // Limits
   int64_t proto_max_bulk_len = 512ll * 1024 * 1024;
   int64_t client_query_buffer_limit = 1024ll * 1024 * 1024;
-  std::string client_output_buffer_limit = "normal 0 0 0 slave 268435456 67108864 60 pubsub 33554432 8388608 60";
+  OutputBufferLimits client_output_buffer_limit = {{{0, 0, 0},
+                                                    {256ull << 20, 64ull << 20, 60},
+                                                    {32ull << 20, 8ull << 20, 60}}};
   int64_t databases = 16;
   // General
   std::string dir = ".";
@@ -89,8 +111,10 @@ class Config {
   const ServerConfig& values() const { return values_; }
 
   // Sets one setting by name (case-insensitive). Returns InvalidArgument with
-  // a message for the user on an unknown name or a bad value.
-  Status Set(std::string_view name, std::string_view value, bool at_runtime);
+  // a message for the user on an unknown name or a bad value. At runtime the
+  // protected configs also need enable-protected-configs yes, or local and a
+  // local client (`local_client`: loopback or Unix socket).
+  Status Set(std::string_view name, std::string_view value, bool at_runtime, bool local_client = false);
   // Name/value pairs of the settings matching a glob pattern.
   std::vector<std::pair<std::string, std::string>> Get(std::string_view pattern) const;
   bool Exists(std::string_view name) const;
@@ -114,12 +138,14 @@ class Config {
     std::function<std::string(const ServerConfig&)> get;
     bool mutable_at_runtime;
     std::string default_value;
+    bool protected_config = false;  // see enable-protected-configs
   };
   void Add(const std::string& name, Entry e);
   void Int(const std::string& name, int64_t ServerConfig::*field, int64_t min, int64_t max, bool mut);
   void Memory(const std::string& name, int64_t ServerConfig::*field, bool mut);
   void Bool(const std::string& name, bool ServerConfig::*field, bool mut);
-  void Str(const std::string& name, std::string ServerConfig::*field, bool mut);
+  void Str(const std::string& name, std::string ServerConfig::*field, bool mut,
+           std::function<Status(std::string_view)> check = nullptr);
   void Enum(const std::string& name, std::string ServerConfig::*field, std::vector<std::string> allowed, bool mut);
   void Double(const std::string& name, double ServerConfig::*field, double min, double max, bool mut);
 
@@ -132,5 +158,17 @@ class Config {
 // Parses "1gb", "64mb", "100k", "512" into bytes (Redis's memtoull units,
 // unit case ignored). Returns false on bad input, a sign, or int64 overflow.
 bool ParseMemory(std::string_view s, int64_t* out);
+
+// True when a protected action ("yes"/"no"/"local" setting, as
+// enable-debug-command) is allowed for a client; `local_client`: loopback or Unix socket.
+bool AllowProtectedAction(const std::string& setting, bool local_client);
+
+// Parses a client-output-buffer-limit value, "<class> <hard> <soft> <seconds>"
+// repeated (split on single spaces, as Redis; sizes take k/kb/m/mb/g/gb), into
+// *limits. Only the named classes change, and nothing changes on an error
+// (InvalidArgument with Redis's text).
+Status ParseOutputBufferLimits(std::string_view value, OutputBufferLimits* limits);
+// Redis's CONFIG GET form: "normal <hard> <soft> <secs> slave ... pubsub ...", in bytes.
+std::string FormatOutputBufferLimits(const OutputBufferLimits& limits);
 
 }  // namespace feedkv::server

@@ -176,6 +176,12 @@ void Server::Execute(Client& c, std::span<const std::string_view> args) {
     reject(fmt::format("ERR wrong number of arguments for '{}' command", spec->name));
     return;
   }
+  // Before AUTH, as Redis: DEBUG is refused even to a client that could log in.
+  if ((spec->flags & kProtected) && !AllowProtectedAction(cfg().enable_debug_command, c.local)) {
+    st.rejected_calls++;
+    reject(protocol::err::kDebugNotAllowed);
+    return;
+  }
   if (!c.authenticated && !(spec->flags & kNoAuth)) {
     st.rejected_calls++;
     reject(protocol::err::kNoAuth);

@@ -21,13 +21,37 @@ namespace {
 constexpr size_t kReadChunk = 16 * 1024;
 // Past this many unsent bytes a connection stops reading new commands.
 constexpr size_t kPauseReadingAt = 64 * 1024 * 1024;
+// Redis keeps a client's first 16 KB of replies in its own buffer, which
+// client-output-buffer-limit does not count (so a tiny limit does not close
+// every client); feedkv leaves the same amount out.
+constexpr uint64_t kUncountedReplyBytes = 16 * 1024;
 }  // namespace
 
-Connection::Connection(Server& server, Socket socket, std::string addr, std::string laddr)
+bool ProtectedModeRefuses(const ServerConfig& cfg, bool local_client) {
+  return cfg.protected_mode && cfg.requirepass.empty() && !local_client;
+}
+
+bool OutputBufferOverLimit(const OutputBufferLimit& limit, uint64_t unsent, int64_t now_s,
+                           int64_t* soft_since_s) {
+  const bool hard = limit.hard_bytes > 0 && unsent >= limit.hard_bytes;
+  if (limit.soft_bytes == 0 || unsent < limit.soft_bytes) {
+    *soft_since_s = 0;
+    return hard;
+  }
+  // The first sighting starts the clock; whole seconds, as Redis's server.unixtime.
+  if (*soft_since_s == 0) {
+    *soft_since_s = now_s;
+    return hard;
+  }
+  return hard || now_s - *soft_since_s > limit.soft_seconds;
+}
+
+Connection::Connection(Server& server, Socket socket, std::string addr, std::string laddr, bool local)
     : server_(server), socket_(std::move(socket)) {
   client_.id = server.NextClientId();
   client_.addr = std::move(addr);
   client_.laddr = std::move(laddr);
+  client_.local = local;
   client_.fd = socket_.native_handle();
   client_.created_ms = client_.last_interaction_ms = NowMs();
   client_.authenticated = server.cfg().requirepass.empty();
@@ -149,24 +173,25 @@ void Connection::ProcessInput() {
   client_.query_buffer_size = in_len_ - in_start_;
 }
 
-bool Connection::OutputOverLimit() const {
-  // client-output-buffer-limit "normal <hard> <soft> <secs> ...": only the
-  // hard limit of the normal class applies to ordinary clients.
-  const std::string& spec = server_.cfg().client_output_buffer_limit;
-  size_t pos = spec.find("normal ");
-  if (pos == std::string::npos) return false;
-  long long hard = std::atoll(spec.c_str() + pos + 7);
-  return hard > 0 && client_.out.size() + writing_.size() > static_cast<size_t>(hard);
+bool Connection::OutputOverLimit() {
+  // Every feedkv client is of the normal class (monitors too, as in Redis).
+  const OutputBufferLimit& limit =
+      server_.cfg().client_output_buffer_limit[static_cast<size_t>(ClientClass::kNormal)];
+  const uint64_t unsent = client_.out.size() + writing_.size();
+  const uint64_t counted = unsent > kUncountedReplyBytes ? unsent - kUncountedReplyBytes : 0;
+  return OutputBufferOverLimit(limit, counted, NowMs() / 1000, &obuf_soft_since_s_);
 }
 
 void Connection::Flush() {
-  if (closed_ || write_in_flight_) return;
+  if (closed_) return;
+  // Checked while a write is in flight too: replies pile up in out_ then.
   if (OutputOverLimit()) {
     server_.Log(3, "Client " + client_.addr + " closed for overcoming of output buffer limits.");
     server_.stats().client_output_buffer_limit_disconnections++;
     Close();
     return;
   }
+  if (write_in_flight_) return;
   if (client_.out.empty() || client_.reply_barrier > server_.ack_offset()) {
     if (client_.out.empty() && client_.close_after_reply) Close();
     return;
@@ -319,7 +344,9 @@ void Listener::AcceptTcp() {
       auto local = s.local_endpoint(ignored);
       std::string addr = remote.address().to_string() + ":" + std::to_string(remote.port());
       std::string laddr = local.address().to_string() + ":" + std::to_string(local.port());
-      Admit(Connection::Socket(std::move(s)), std::move(addr), std::move(laddr));
+      // Local as Redis's connIsLocal: 127.0.0.0/8 or ::1.
+      const bool loopback = remote.address().is_loopback();
+      Admit(Connection::Socket(std::move(s)), std::move(addr), std::move(laddr), loopback);
     }
     if (tcp_ && tcp_->is_open()) AcceptTcp();
   });
@@ -333,7 +360,7 @@ void Listener::AcceptUnix() {
           RetryAcceptLater(ec);
           return;
         }
-        Admit(Connection::Socket(std::move(s)), unix_path_ + ":0", unix_path_);
+        Admit(Connection::Socket(std::move(s)), unix_path_ + ":0", unix_path_, true);
         if (unix_ && unix_->is_open()) AcceptUnix();
       });
 }
@@ -351,18 +378,25 @@ void Listener::RetryAcceptLater(const boost::system::error_code& ec) {
   });
 }
 
-void Listener::Admit(Connection::Socket socket, std::string addr, std::string laddr) {
+void Listener::Admit(Connection::Socket socket, std::string addr, std::string laddr, bool local) {
   server_.stats().total_connections_received++;
+  // Refused clients get one error line, then the socket is closed (maxclients first, as Redis).
+  const char* refusal = nullptr;
   if (static_cast<int64_t>(server_.num_clients()) >= server_.cfg().maxclients) {
+    refusal = protocol::err::kMaxClients;
+  } else if (ProtectedModeRefuses(server_.cfg(), local)) {
+    refusal = protocol::err::kProtectedMode;
+  }
+  if (refusal != nullptr) {
     server_.stats().rejected_connections++;
-    std::string msg = std::string("-") + protocol::err::kMaxClients + "\r\n";
+    std::string msg = std::string("-") + refusal + "\r\n";
     boost::system::error_code ignored;
     boost::asio::write(socket, boost::asio::buffer(msg), ignored);
     socket.close(ignored);
     return;
   }
   auto conn = std::make_shared<Connection>(server_, std::move(socket), std::move(addr),
-                                           std::move(laddr));
+                                           std::move(laddr), local);
   conn->Start();
 }
 

@@ -18,6 +18,7 @@
 
 #include "protocol/resp_parser.h"
 #include "server/client.h"
+#include "server/config.h"
 
 namespace feedkv::server {
 
@@ -27,7 +28,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
  public:
   using Socket = boost::asio::generic::stream_protocol::socket;
 
-  Connection(Server& server, Socket socket, std::string addr, std::string laddr);
+  Connection(Server& server, Socket socket, std::string addr, std::string laddr, bool local);
   ~Connection();
 
   void Start();
@@ -49,7 +50,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void ProcessInput();
   void OnWritten(const boost::system::error_code& ec, size_t n);
   void CountWritten(size_t n);
-  bool OutputOverLimit() const;
+  // client-output-buffer-limit for the normal class; updates the soft-limit clock.
+  bool OutputOverLimit();
   void ReleaseParked();
 
   Server& server_;
@@ -67,7 +69,19 @@ class Connection : public std::enable_shared_from_this<Connection> {
   bool stop_reading_ = false;  // after a protocol error or QUIT
   // Holds this connection while reading is paused and no operation is pending.
   std::shared_ptr<Connection> parked_;
+  int64_t obuf_soft_since_s_ = 0;  // unix seconds the soft limit was first seen reached; 0: not
 };
+
+// Protected mode: a client that is not local (loopback or Unix socket) is
+// refused while protected-mode is yes and no password is set, as Redis 7.
+bool ProtectedModeRefuses(const ServerConfig& cfg, bool local_client);
+
+// Redis's checkClientOutputBufferLimits for `unsent` bytes at unix second
+// `now_s`: over when at or past the hard limit, or at or past the soft limit
+// for more than soft_seconds since *soft_since_s (0: not yet seen; set here,
+// and cleared when the buffer drops below the soft limit).
+bool OutputBufferOverLimit(const OutputBufferLimit& limit, uint64_t unsent, int64_t now_s,
+                           int64_t* soft_since_s);
 
 class Listener {
  public:
@@ -86,7 +100,7 @@ class Listener {
   void AcceptTcp();
   void AcceptUnix();
   void RetryAcceptLater(const boost::system::error_code& ec);
-  void Admit(Connection::Socket socket, std::string addr, std::string laddr);
+  void Admit(Connection::Socket socket, std::string addr, std::string laddr, bool local);
 
   Server& server_;
   std::unique_ptr<boost::asio::ip::tcp::acceptor> tcp_;

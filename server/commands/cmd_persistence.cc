@@ -2,6 +2,8 @@
 // (DIGEST, DIGEST-VALUE, RELOAD, SLEEP, OBJECT, HELP). The work is done by
 // server/persistence.{h,cc}; these handlers parse and reply.
 #include <chrono>
+#include <cstdlib>
+#include <string>
 #include <thread>
 
 #include <fmt/format.h>
@@ -121,9 +123,13 @@ void Debug(CommandContext& ctx) {
     return;
   }
   if (EqualsIgnoreCase(sub, "SLEEP") && ctx.argc() == 3) {
-    double secs;
-    if (!ctx.DoubleArg(2, &secs)) return;
-    if (secs > 0) std::this_thread::sleep_for(std::chrono::microseconds(static_cast<int64_t>(secs * 1e6)));
+    // Blocks the command thread on purpose, as Redis. The argument is read as
+    // Redis's strtod (text after the number ignored, none = 0). A duration that
+    // is not a positive count of microseconds below 2^63 (negative, nan, inf,
+    // 1e300) does not sleep: Redis's cast of those is undefined, and on x86-64
+    // nanosleep refuses the result, so it replies +OK at once; so does feedkv.
+    const double us = std::strtod(std::string(ctx.arg(2)).c_str(), nullptr) * 1e6;
+    if (us >= 1 && us < 0x1p63) std::this_thread::sleep_for(std::chrono::microseconds(static_cast<int64_t>(us)));
     ctx.reply.Ok();
     return;
   }
@@ -157,7 +163,7 @@ const CommandSpec kCommands[] = {
      "server"},
     {"lastsave", 1, kFast | kLoading | kStale, 0, 0, 0, LastSave,
      "Returns the Unix timestamp of the last successful save to disk.", "server"},
-    {"debug", -2, kAdmin | kNoScript | kLoading | kStale, 0, 0, 0, Debug,
+    {"debug", -2, kAdmin | kNoScript | kLoading | kStale | kProtected, 0, 0, 0, Debug,
      "A container for debugging commands (DIGEST, DIGEST-VALUE, RELOAD, SLEEP, OBJECT).", "server"},
 };
 

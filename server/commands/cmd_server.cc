@@ -51,13 +51,15 @@ void ConfigCmd(CommandContext& ctx) {
     // Redis 7 applies several pairs atomically: validate all first.
     Config trial = config;
     for (size_t i = 2; i + 1 < ctx.argc(); i += 2) {
-      Status s = trial.Set(ctx.arg(i), ctx.arg(i + 1), true);
+      Status s = trial.Set(ctx.arg(i), ctx.arg(i + 1), true, ctx.client.local);
       if (!s.ok()) {
         ctx.Error("ERR " + s.message());
         return;
       }
     }
-    for (size_t i = 2; i + 1 < ctx.argc(); i += 2) config.Set(ctx.arg(i), ctx.arg(i + 1), true).PermitUnchecked();
+    for (size_t i = 2; i + 1 < ctx.argc(); i += 2) {
+      config.Set(ctx.arg(i), ctx.arg(i + 1), true, ctx.client.local).PermitUnchecked();
+    }
     ctx.reply.Ok();
   } else if (EqualsIgnoreCase(sub, "REWRITE") && ctx.argc() == 2) {
     Status s = config.Rewrite();

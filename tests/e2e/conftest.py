@@ -6,6 +6,11 @@ arguments come from markers:
 
     @pytest.mark.server_args("--requirepass", "s3cret")
     @pytest.mark.server_config("maxclients 100\\nloglevel verbose\\n")  # conf file
+    @pytest.mark.no_debug_command   # start without --enable-debug-command yes
+
+Both feedkv and Redis 7 refuse DEBUG by default; the fixtures start servers
+with --enable-debug-command yes (before the test's own arguments, which can
+override it) unless asked not to.
 
 The binary is $FEEDKV_SERVER (ctest sets it) or <repo>/build/feedkv-server.
 Pointing FEEDKV_SERVER at /usr/bin/redis-server runs the same suite against
@@ -276,7 +281,7 @@ class ServerStartError(Exception):
 
 
 class FeedkvServer:
-    def __init__(self, binary, workdir, args=(), config=None, name="server"):
+    def __init__(self, binary, workdir, args=(), config=None, name="server", debug_command=True):
         self.binary = binary
         self.name = name
         self.workdir = pathlib.Path(workdir)
@@ -288,6 +293,7 @@ class FeedkvServer:
             self.config_path = self.workdir / "feedkv.conf"
             self.config_path.write_text(config)
         self.extra_args = [str(a) for a in args]
+        self.debug_command = debug_command
         self.port = None
         self.proc = None
         self.expected_exit = None
@@ -301,6 +307,8 @@ class FeedkvServer:
         if self.config_path is not None:
             cmd.append(str(self.config_path))
         cmd += ["--port", str(port), "--dir", str(self.dir), "--save", ""]
+        if self.debug_command:
+            cmd += ["--enable-debug-command", "yes"]
         return cmd + self.extra_args
 
     def start(self):
@@ -464,6 +472,7 @@ def describe_status(rc):
 def pytest_configure(config):
     config.addinivalue_line("markers", "server_args(*args): extra feedkv-server arguments")
     config.addinivalue_line("markers", "server_config(text): config file passed as first argument")
+    config.addinivalue_line("markers", "no_debug_command: start without --enable-debug-command yes")
 
 
 @pytest.hookimpl(hookwrapper=True)
@@ -482,9 +491,10 @@ def _server_registry(request):
     request.node._feedkv_servers = servers
     base = pathlib.Path(tempfile.mkdtemp(prefix="feedkv-e2e-"))
 
-    def make(args=(), config=None, name=None):
+    def make(args=(), config=None, name=None, debug_command=True):
         name = name or ("server" if not servers else f"server{len(servers) + 1}")
-        srv = FeedkvServer(server_binary(), base / name, args=args, config=config, name=name)
+        srv = FeedkvServer(server_binary(), base / name, args=args, config=config, name=name,
+                           debug_command=debug_command)
         servers.append(srv)
         try:
             srv.start()
@@ -513,13 +523,14 @@ def server(request, _server_registry):
     m = request.node.get_closest_marker("server_config")
     if m is not None:
         config = m.args[0]
-    return _server_registry(args=args, config=config, name="server")
+    debug_command = request.node.get_closest_marker("no_debug_command") is None
+    return _server_registry(args=args, config=config, name="server", debug_command=debug_command)
 
 
 @pytest.fixture
 def start_server(_server_registry):
-    def start(*args, config=None, name=None):
-        return _server_registry(args=args, config=config, name=name)
+    def start(*args, config=None, name=None, debug_command=True):
+        return _server_registry(args=args, config=config, name=name, debug_command=debug_command)
     return start
 
 

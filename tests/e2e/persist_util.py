@@ -62,7 +62,8 @@ class Server:
     def __init__(self, data_dir, *args, appendonly=True, fsync="always"):
         self.dir = str(data_dir)
         os.makedirs(self.dir, exist_ok=True)
-        self.base_args = ["--save", ""]
+        # DEBUG DIGEST / RELOAD check round trips; both servers refuse DEBUG by default.
+        self.base_args = ["--save", "", "--enable-debug-command", "yes"]
         if appendonly:
             self.base_args += ["--appendonly", "yes", "--appendfsync", fsync]
         self.base_args += list(args)

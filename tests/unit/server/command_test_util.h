@@ -52,7 +52,7 @@ class CommandTest : public ::testing::Test {
     Connection::Socket socket(io_, boost::asio::generic::stream_protocol(AF_UNIX, 0), fds[0]);
     auto conn = std::make_shared<Connection>(*server_, std::move(socket),
                                              "127.0.0.1:" + std::to_string(40000 + connections_.size()),
-                                             "127.0.0.1:6379");
+                                             "127.0.0.1:6379", /*local=*/true);
     server_->AddConnection(conn.get());
     connections_.push_back(conn);
     return conn->client();
