@@ -8,16 +8,23 @@ namespace feedkv {
 
 namespace {
 
-// Rough cost of one std::unordered_map node: next pointer, key, value, malloc header.
-constexpr size_t kNodeBytes = 32;
-
 // Bits [lo, hi) of a word, 0 <= lo < hi <= 64.
 uint64_t Mask(unsigned lo, unsigned hi) {
   const uint64_t upto = hi == 64 ? ~uint64_t{0} : (uint64_t{1} << hi) - 1;
   return upto & (~uint64_t{0} << lo);
 }
 
+constexpr size_t kMinSlots = 16;
+
 }  // namespace
+
+void PageSet::Grow() {
+  std::vector<Slot> old = std::move(slots_);
+  slots_.assign(std::max(kMinSlots, old.size() * 2), Slot{});
+  for (const Slot& s : old) {
+    if (s.key != 0) slots_[Find(s.key)] = s;
+  }
+}
 
 void PageSet::Add(uint64_t first, uint64_t end) {
   while (first < end) {
@@ -25,25 +32,29 @@ void PageSet::Add(uint64_t first, uint64_t end) {
     const unsigned lo = static_cast<unsigned>(first % 64);
     const unsigned hi = static_cast<unsigned>(std::min<uint64_t>(64, end - w * 64));
     const uint64_t mask = Mask(lo, hi);
-    uint64_t& bits = words_[w];
-    count_ += std::popcount(mask & ~bits);
-    bits |= mask;
+    uint64_t& bits = Word(w);
+    // Usually the page is already there (a new key in a touched page): no popcount.
+    if (const uint64_t fresh = mask & ~bits; fresh != 0) {
+      count_ += std::popcount(fresh);
+      bits |= fresh;
+    }
     first = w * 64 + hi;
   }
 }
 
 bool PageSet::Contains(uint64_t page) const {
-  auto it = words_.find(page / 64);
-  return it != words_.end() && ((it->second >> (page % 64)) & 1) != 0;
-}
-
-size_t PageSet::memory_bytes() const {
-  return words_.bucket_count() * sizeof(void*) + words_.size() * kNodeBytes;
+  if (slots_.empty()) return false;
+  const Slot& s = slots_[Find(page / 64 + 1)];
+  return s.key != 0 && ((s.bits >> (page % 64)) & 1) != 0;
 }
 
 void PageSet::Runs(std::vector<Run>* out) const {
   out->clear();
-  std::vector<std::pair<uint64_t, uint64_t>> sorted(words_.begin(), words_.end());
+  std::vector<std::pair<uint64_t, uint64_t>> sorted;
+  sorted.reserve(used_);
+  for (const Slot& s : slots_) {
+    if (s.key != 0) sorted.emplace_back(s.key - 1, s.bits);
+  }
   std::sort(sorted.begin(), sorted.end());
   for (const auto& [w, word] : sorted) {
     uint64_t bits = word;

@@ -137,8 +137,8 @@ def test_one_counter_in_a_32gib_table_saves_and_reloads(tmp_path):
         rdb = os.path.join(srv.dir, "dump.rdb")
         assert os.path.getsize(rdb) < 64 * 1024
         assert c.bgsave()
-        wait_until(lambda: srv.client(socket_timeout=600).info("persistence")[
-            "rdb_bgsave_in_progress"] == 0, timeout=600, what="bgsave")
+        wait_until(lambda: c.info("persistence")["rdb_bgsave_in_progress"] == 0,
+                   timeout=600, what="bgsave")
         assert c.info("persistence")["rdb_last_bgsave_status"] == "ok"
         assert c.execute_command("DEBUG", "RELOAD") == "OK"
         assert c.execute_command("DEBUG", "DIGEST") == digest
