@@ -7,6 +7,8 @@
 //     read:32, realistic small values, 8 MiB tables (docs/counters.md).
 //   BM_CounterFillSweep/max_fill%/probes: how many keys spill to extend, and probe
 //     lengths, per max fill and probe limit (the measurement behind the defaults).
+//   BM_CounterSnapshotOneKey/GiB: a snapshot (WriteTo) of a space whose one table of
+//     1/16/32 GiB holds one key; must not grow with the table (issue 11).
 #include <benchmark/benchmark.h>
 #include <unistd.h>
 
@@ -211,6 +213,29 @@ BENCHMARK(BM_CounterFillSweep)
     ->ArgsProduct({{70, 80, 85, 90, 95}, {8, 16, 32, 64}})
     ->Iterations(1)
     ->Unit(benchmark::kMillisecond);
+
+// Discards the image, counting its bytes.
+class CountingSink : public CounterSnapshotSink {
+ public:
+  void Write(const char*, size_t n) override { bytes += n; }
+  uint64_t bytes = 0;
+};
+
+void BM_CounterSnapshotOneKey(benchmark::State& state) {
+  const uint64_t table_bytes = static_cast<uint64_t>(state.range(0)) << 30;
+  CounterSpace s(PostSchema(), CounterOptions{table_bytes, 0.9, 32});
+  uint64_t ignored;
+  if (!s.IncrBy(1'700'000'000'000, 2, 1, &ignored).ok()) std::abort();
+  CountingSink sink;
+  for (auto _ : state) {
+    sink.bytes = 0;
+    s.WriteTo(&sink);
+  }
+  state.counters["image_bytes"] = static_cast<double>(sink.bytes);
+  state.counters["tracking_bytes"] = static_cast<double>(s.table(0).tracking_bytes());
+  state.counters["memory_bytes"] = static_cast<double>(s.MemoryUsage());
+}
+BENCHMARK(BM_CounterSnapshotOneKey)->Arg(1)->Arg(16)->Arg(32)->Unit(benchmark::kMillisecond);
 
 }  // namespace
 }  // namespace feedkv

@@ -241,10 +241,15 @@ void Server::ResetStats() {
   error_stats_.clear();
 }
 
-size_t Server::UsedMemory() const {
+size_t Server::CounterMemory() const {
   size_t total = 0;
-  for (const auto& db : dbs_) total += db->MemoryUsage();
   for (const auto& [name, space] : counter_spaces_) total += space->MemoryUsage();
+  return total;
+}
+
+size_t Server::UsedMemory() const {
+  size_t total = CounterMemory();
+  for (const auto& db : dbs_) total += db->MemoryUsage();
   for (const auto& [id, c] : connections_) total += c->client().out.capacity() + 1024;
   return total;
 }

@@ -196,6 +196,9 @@ class Server {
   int tcp_port() const { return bound_port_; }
   void set_bound_port(int p) { bound_port_ = p; }
   size_t UsedMemory() const;
+  // Bytes the counter spaces use (touched table pages and dictionaries; part of
+  // UsedMemory, reported on its own line by MEMORY STATS).
+  size_t CounterMemory() const;
   size_t peak_memory() const { return peak_memory_; }
 
   // MONITOR feed.

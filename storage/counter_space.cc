@@ -361,7 +361,7 @@ size_t CounterSpace::MemoryUsage() const {
   size_t bytes = sizeof(*this) + aux_.MemoryUsage() + extend_.MemoryUsage() +
                  tables_.capacity() * sizeof(tables_[0]) + starts_.capacity() * sizeof(int64_t);
   for (const auto& t : tables_) {
-    bytes += sizeof(CounterTable) + t->mapped_bytes() + t->tracking_bytes();
+    bytes += sizeof(CounterTable) + t->touched_bytes() + t->tracking_bytes();
   }
   return bytes;
 }

@@ -169,9 +169,8 @@ class CounterSpace {
   bool Del(int64_t id);
 
   size_t num_keys() const;
-  // Bytes held: every table's full mapping (even pages never touched, which cost no
-  // RSS yet; counting them keeps the figure an upper bound that does not drift as
-  // tables fill) plus the dictionaries.
+  // Bytes in use: every table's touched pages (the rest of a table's mapping is a
+  // reservation that costs no RSS) and its touched-page record, plus the dictionaries.
   size_t MemoryUsage() const;
   CounterSpaceStats Stats() const;
 

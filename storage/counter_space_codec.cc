@@ -3,10 +3,11 @@
 // "Counter space snapshot".
 //
 // A table is written as its non-zero kChunkBytes chunks: an index of the chunks present,
-// then each chunk as (zero run, literal) pairs. The writer finds non-zero bytes through
-// the table's touched pages, so a 1 GiB table with a few thousand keys costs a few
-// hundred KiB and milliseconds, and it streams through a 64 KiB buffer: no copy of a
-// table is made, which keeps SAVE and a forked BGSAVE child cheap. The reader fills a
+// then each chunk as (zero run, literal) pairs. The writer walks the table's touched
+// pages in order and reads nothing else, never visiting the chunks between them, so its
+// cost is linear in the pages the keys touched whatever the table's size (a 32 GiB table
+// with one key saves like a 1 GiB one), and it streams through a 64 KiB buffer: no copy
+// of a table is made, which keeps SAVE and a forked BGSAVE child cheap. The reader fills a
 // freshly mapped table with the literals only (zero pages stay untouched and cost no
 // RSS) and validates the touched slots.
 #include <fmt/format.h>
@@ -166,22 +167,37 @@ class Decoder {
 
 uint64_t NumChunks(const CounterTable& t) { return (t.bytes() + kChunkBytes - 1) / kChunkBytes; }
 
-// The first non-zero byte of the table's slots in [pos, end), or end. Skips untouched
-// pages without reading them.
-uint64_t NextNonZero(const CounterTable& t, uint64_t pos, uint64_t end) {
-  const char* data = t.data();
-  while (pos < end) {
-    const uint64_t page = pos / kPageBytes;
-    if (!t.page_touched(page)) {
-      pos = std::min(end, t.NextPage(page, true) * kPageBytes);
-      continue;
-    }
-    const uint64_t stop = std::min(end, (page + 1) * kPageBytes);
-    pos += counter_coding::FindNonZero(data + pos, stop - pos);
-    if (pos < stop) return pos;
+// Finds the non-zero bytes of a table's slots reading only its touched pages, through
+// a cursor over their runs. Positions asked for must not decrease, so one pass over a
+// table costs the touched pages, not the table's size.
+class NonZeroFinder {
+ public:
+  explicit NonZeroFinder(const CounterTable& t) : data_(t.data()), bytes_(t.bytes()) {
+    t.TouchedRuns(&runs_);
   }
-  return end;
-}
+
+  // The first non-zero byte in [pos, end), or end. REQUIRES: pos >= the previous pos.
+  uint64_t Next(uint64_t pos, uint64_t end) {
+    for (; next_ < runs_.size(); ++next_) {
+      const uint64_t run_begin = runs_[next_].first * kPageBytes;
+      const uint64_t run_end = std::min(bytes_, runs_[next_].end * kPageBytes);
+      if (run_end <= pos) continue;  // behind us
+      if (run_begin >= end) return end;
+      const uint64_t from = std::max(pos, run_begin);
+      const uint64_t stop = std::min(end, run_end);
+      const uint64_t at = from + counter_coding::FindNonZero(data_ + from, stop - from);
+      if (at < stop) return at;
+      if (stop == end) return end;  // the run goes on past `end`: keep it for later
+    }
+    return end;
+  }
+
+ private:
+  const char* data_;
+  uint64_t bytes_;
+  std::vector<PageSet::Run> runs_;
+  size_t next_ = 0;  // runs before it end at or before every position still to come
+};
 
 // The end of the literal starting at the non-zero byte `from`: the start of the next run
 // of kMinZeroRun zero bytes, or `end` less its trailing zeros.
@@ -200,21 +216,23 @@ uint64_t LiteralEnd(const char* data, uint64_t from, uint64_t end) {
 // Table body, version 2: u32 P, P x u32 chunk index (increasing), P x chunk.
 void WriteChunks(const CounterTable& t, Encoder* e, std::vector<uint32_t>* present) {
   const uint64_t bytes = t.bytes();
-  const uint64_t chunks = NumChunks(t);
   present->clear();
-  for (uint64_t c = 0; c < chunks; ++c) {
-    const uint64_t begin = c * kChunkBytes;
-    const uint64_t end = std::min(bytes, begin + kChunkBytes);
-    if (NextNonZero(t, begin, end) < end) present->push_back(static_cast<uint32_t>(c));
+  // The chunks holding a non-zero byte, found by jumping from one to the next.
+  NonZeroFinder index(t);
+  for (uint64_t at = index.Next(0, bytes); at < bytes;) {
+    const uint64_t c = at / kChunkBytes;
+    present->push_back(static_cast<uint32_t>(c));
+    at = index.Next(std::min(bytes, (c + 1) * kChunkBytes), bytes);
   }
   e->U32(static_cast<uint32_t>(present->size()));
   for (uint32_t c : *present) e->U32(c);
+  NonZeroFinder body(t);
   for (uint32_t c : *present) {
     const uint64_t begin = c * kChunkBytes;
     const uint64_t end = std::min(bytes, begin + kChunkBytes);
     // Pairs (zero run, literal); a final (zeros, 0) covers trailing zeros.
     for (uint64_t pos = begin; pos < end;) {
-      const uint64_t lit = NextNonZero(t, pos, end);
+      const uint64_t lit = body.Next(pos, end);
       if (lit == end) {
         e->Varint(end - pos);
         e->Varint(0);

@@ -4,7 +4,6 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include <bit>
 #include <cassert>
 #include <cstdlib>
 #include <cstring>
@@ -40,6 +39,7 @@ uint64_t FastRange(uint64_t h, uint64_t n) {
 }
 
 using counter_coding::AllZero;
+using counter_coding::FindNonZero;
 
 }  // namespace
 
@@ -81,7 +81,6 @@ Status CounterTable::Map() {
   base_ = static_cast<char*>(std::calloc(1, bytes()));
   if (base_ == nullptr) return Status::NoSpace("counter table: out of memory");
   mapped_bytes_ = bytes();
-  touched_.assign((num_pages() + 63) / 64, 0);
   return Status::OK();
 }
 #else
@@ -101,7 +100,6 @@ Status CounterTable::Map() {
   }
   base_ = static_cast<char*>(p);
   mapped_bytes_ = len;
-  touched_.assign((num_pages() + 63) / 64, 0);
   return Status::OK();
 }
 #endif
@@ -160,12 +158,12 @@ Status CounterTable::FinishLoad() {
   // untouched page (zero bytes of its id or fields). Later writes to the slot (a counter,
   // Erase's tombstone mark) must land in touched pages, so such slots are touched whole.
   // They are the slots across the two edges of each run of touched pages.
+  std::vector<PageSet::Run> runs;
+  touched_.Runs(&runs);
   std::vector<uint64_t> edges;
-  for (uint64_t p = NextPage(0, true); p < num_pages(); p = NextPage(p, true)) {
-    const uint64_t q = NextPage(p, false);
-    edges.push_back(p * kPageBytes / slot_bytes_);
-    if (q * kPageBytes < bytes()) edges.push_back((q * kPageBytes - 1) / slot_bytes_);
-    p = q;
+  for (const PageSet::Run& r : runs) {
+    edges.push_back(r.first * kPageBytes / slot_bytes_);
+    if (r.end * kPageBytes < bytes()) edges.push_back((r.end * kPageBytes - 1) / slot_bytes_);
   }
   for (uint64_t i : edges) {
     if (counter_coding::LoadLE64(slot(i)) != kEmpty) Touch(i * slot_bytes_, (i + 1) * slot_bytes_);
@@ -175,27 +173,7 @@ Status CounterTable::FinishLoad() {
 
 void CounterTable::Touch(uint64_t begin, uint64_t end) {
   if (begin >= end) return;
-  for (uint64_t p = begin / kPageBytes; p <= (end - 1) / kPageBytes; ++p) {
-    touched_[p / 64] |= uint64_t{1} << (p % 64);
-  }
-}
-
-uint64_t CounterTable::NextPage(uint64_t page, bool want) const {
-  const uint64_t pages = num_pages();
-  while (page < pages) {
-    uint64_t w = touched_[page / 64];
-    if (!want) w = ~w;
-    w &= ~uint64_t{0} << (page % 64);  // bits at or above `page`
-    if (w != 0) return std::min(pages, page / 64 * 64 + std::countr_zero(w));
-    page = (page / 64 + 1) * 64;
-  }
-  return pages;
-}
-
-uint64_t CounterTable::touched_pages() const {
-  uint64_t n = 0;
-  for (uint64_t w : touched_) n += std::popcount(w);
-  return n;
+  touched_.Add(begin / kPageBytes, (end - 1) / kPageBytes + 1);
 }
 
 void CounterTable::set_last_id(int64_t last) {
@@ -316,11 +294,18 @@ Status CounterTable::Validate() const {
     return Status::Corruption("counter table: cached counters disagree with the slots");
   }
   if (used_ > meta_.max_used) return Status::Corruption("counter table: over its fill limit");
-  for (uint64_t p = NextPage(0, false); p < num_pages(); p = NextPage(p + 1, false)) {
-    const uint64_t at = p * kPageBytes;
-    if (!AllZero(base_ + at, std::min<uint64_t>(kPageBytes, bytes() - at))) {
-      return Status::Corruption(fmt::format("counter table: untouched page {} has data", p));
+  // The gaps between touched runs (all of them: this check reads the whole table).
+  std::vector<PageSet::Run> runs;
+  touched_.Runs(&runs);
+  runs.push_back(PageSet::Run{num_pages(), num_pages()});
+  uint64_t gap = 0;
+  for (const PageSet::Run& r : runs) {
+    const uint64_t at = gap * kPageBytes, end = std::min<uint64_t>(bytes(), r.first * kPageBytes);
+    if (at < end && !AllZero(base_ + at, end - at)) {
+      const uint64_t bad = (at + FindNonZero(base_ + at, end - at)) / kPageBytes;
+      return Status::Corruption(fmt::format("counter table: untouched page {} has data", bad));
     }
+    gap = r.end;
   }
   return Status::OK();
 }

@@ -18,7 +18,8 @@
 // Touched pages: the table remembers which kPageBytes pages of its slot bytes were ever
 // written (a slot overlapping them inserted, or bytes loaded into them); every other
 // page is all zero. Scans (ForEachUsed, validation on load) and snapshots visit touched
-// pages only, so their cost follows the keys, not the size of the table (1 GiB default).
+// pages only, and the record itself is sparse (PageSet), so their cost and its size
+// follow the keys, not the size of the table's reservation (1 GiB default, up to 1 TiB).
 #pragma once
 
 #include <algorithm>
@@ -31,6 +32,7 @@
 #include <vector>
 
 #include "storage/counter_schema.h"
+#include "storage/page_set.h"
 #include "storage/status.h"
 
 namespace feedkv {
@@ -122,13 +124,18 @@ class CounterTable {
   // Touched pages (see the file comment): page p covers bytes [p, p + 1) * kPageBytes of
   // data(); an untouched page is all zero.
   uint64_t num_pages() const { return (bytes() + kPageBytes - 1) / kPageBytes; }
-  bool page_touched(uint64_t page) const { return (touched_[page / 64] >> (page % 64)) & 1; }
-  // The first page at or after `page` that is touched (want = true) or untouched
-  // (want = false); num_pages() if none.
-  uint64_t NextPage(uint64_t page, bool want) const;
-  uint64_t touched_pages() const;
-  // Heap bytes of the touched-page bitmap (32 KiB per GiB of slots).
-  size_t tracking_bytes() const { return touched_.capacity() * sizeof(uint64_t); }
+  bool page_touched(uint64_t page) const { return touched_.Contains(page); }
+  uint64_t touched_pages() const { return touched_.size(); }
+  // The touched pages as increasing runs, replacing *out; costs what the touched pages
+  // cost (never a walk of the whole table).
+  void TouchedRuns(std::vector<PageSet::Run>* out) const { touched_.Runs(out); }
+  // Bytes of slots in use: the touched pages, which are all that costs RSS (the rest of
+  // the mapping is a reservation), at most mapped_bytes().
+  size_t touched_bytes() const {
+    return std::min<uint64_t>(mapped_bytes_, touched_.size() * kPageBytes);
+  }
+  // Heap bytes of the touched-page record (sparse: grows with the pages touched).
+  size_t tracking_bytes() const { return touched_.memory_bytes(); }
   // Calls f(first_slot, end_slot) for disjoint, increasing runs of slots that cover
   // every slot overlapping a touched page. Slots outside them are all zero.
   template <class F>
@@ -203,7 +210,7 @@ class CounterTable {
   size_t slot_bytes_;
   char* base_ = nullptr;
   size_t mapped_bytes_ = 0;
-  std::vector<uint64_t> touched_;  // one bit per kPageBytes page of the slots
+  PageSet touched_;  // the kPageBytes pages of the slots ever written
   uint64_t used_ = 0;
   uint64_t tombstones_ = 0;
   uint64_t probe_sum_ = 0;  // sum over keys of the probe number of their slot
@@ -212,16 +219,15 @@ class CounterTable {
 
 template <class F>
 void CounterTable::ForEachTouchedSlotRange(F&& f) const {
-  const uint64_t pages = num_pages();
+  std::vector<PageSet::Run> runs;
+  touched_.Runs(&runs);
   uint64_t done = 0;  // slots below this were reported
-  for (uint64_t p = NextPage(0, true); p < pages; p = NextPage(p, true)) {
-    const uint64_t q = NextPage(p, false);
-    const uint64_t first = std::max(done, p * kPageBytes / slot_bytes_);
+  for (const PageSet::Run& r : runs) {
+    const uint64_t first = std::max(done, r.first * kPageBytes / slot_bytes_);
     const uint64_t end =
-        std::min<uint64_t>(meta_.capacity, (q * kPageBytes + slot_bytes_ - 1) / slot_bytes_);
+        std::min<uint64_t>(meta_.capacity, (r.end * kPageBytes + slot_bytes_ - 1) / slot_bytes_);
     if (first < end) f(first, end);
     done = std::max(done, end);
-    p = q;
   }
 }
 

@@ -379,20 +379,24 @@ void MemoryStats(CommandContext& ctx) {
     keys += s.db(i).size();
   }
   size_t used = s.UsedMemory();
+  // Counter spaces get their own field (feedkv's, after Redis's), not clients.normal.
+  const size_t counters = s.CounterMemory();
   auto& r = ctx.reply;
-  r.MapHeader(6);
+  r.MapHeader(7);
   r.Bulk("peak.allocated");
   r.Integer(static_cast<int64_t>(std::max(s.peak_memory(), used)));
   r.Bulk("total.allocated");
   r.Integer(static_cast<int64_t>(used));
   r.Bulk("clients.normal");
-  r.Integer(static_cast<int64_t>(used - std::min(used, dataset)));
+  r.Integer(static_cast<int64_t>(used - std::min(used, dataset + counters)));
   r.Bulk("keys.count");
   r.Integer(static_cast<int64_t>(keys));
   r.Bulk("keys.bytes-per-key");
   r.Integer(keys == 0 ? 0 : static_cast<int64_t>(dataset / keys));
   r.Bulk("dataset.bytes");
   r.Integer(static_cast<int64_t>(dataset));
+  r.Bulk("counters.bytes");
+  r.Integer(static_cast<int64_t>(counters));
 }
 
 void MemoryCmd(CommandContext& ctx) {

@@ -159,6 +159,48 @@ TEST(CounterSnapshot, SparseLargeTableIsSmallAndRoundTrips) {
   EXPECT_LE(copy->table(0).touched_pages(), 2u * 2000);
 }
 
+// Issue 11: a table is a reservation touched lazily, so saving it and recording which
+// pages it touched must cost its keys, not its size. Before, the touched-page record was
+// a bitmap over the whole reservation (32 KiB per GiB) and the writer walked it once per
+// 64 KiB chunk (quadratic: 32 GiB with one key took 15 s). Timing-free: the record's
+// size must not depend on the table's size, and neither may the image or the memory
+// reported.
+TEST(CounterSnapshot, HugeTableCostsItsKeysNotItsSize) {
+  constexpr uint64_t kGiB = uint64_t{1} << 30;
+  std::vector<int64_t> ids;
+  for (int64_t i = 0; i < 100; ++i) ids.push_back(1'700'000'000'000 + i * 7919);
+  auto fill = [&](uint64_t table_bytes) {
+    auto s = std::make_unique<CounterSpace>(Schema("repost:20 comment:20 like:24 read:32"),
+                                            CounterOptions{table_bytes, 0.9, 32});
+    for (size_t i = 0; i < ids.size(); ++i) {
+      Incr(s.get(), ids[i], i % 4, static_cast<int64_t>(i + 1));
+    }
+    return s;
+  };
+  auto small = fill(kGiB);
+  auto huge = fill(16 * kGiB);
+  ASSERT_EQ(huge->num_tables(), 1u);
+  const CounterTable& t = huge->table(0);
+  EXPECT_LE(t.touched_pages(), 2 * ids.size());
+  // At most one 64-page word per key: a few KiB, where a bitmap took 512 KiB.
+  EXPECT_LE(t.tracking_bytes(), small->table(0).tracking_bytes() + 1024);
+  EXPECT_LT(t.tracking_bytes(), 16u * 1024);
+  // Memory counts the touched pages (<= 2 per key) and that record, not the 16 GiB.
+  EXPECT_LT(huge->MemoryUsage(), 2 * ids.size() * CounterTable::kPageBytes + 32 * 1024);
+  EXPECT_GE(huge->MemoryUsage(), t.touched_pages() * CounterTable::kPageBytes);
+
+  const std::string snap = Image(*huge);
+  EXPECT_LT(snap.size(), ids.size() * 64 + 1024) << "the image holds the keys";
+  std::unique_ptr<CounterSpace> copy;
+  Status st = Stream(snap, &copy);
+  ASSERT_TRUE(st.ok()) << st.ToString();
+  EXPECT_EQ(Dump(*copy), Dump(*huge));
+  EXPECT_EQ(copy->table(0).meta(), t.meta());
+  EXPECT_LE(copy->table(0).touched_pages(), t.touched_pages());
+  EXPECT_LT(copy->table(0).tracking_bytes(), 16u * 1024);
+  EXPECT_EQ(Image(*copy), snap);  // no dictionaries: byte for byte
+}
+
 TEST(CounterSnapshot, AllZeroTableAndEmptySpace) {
   // An all-zero table has no present chunk (P = 0). Spaces never leave one behind on
   // their own (a table is made for a key), so build it through a format-1 image.
