@@ -235,7 +235,7 @@ void Server::Call(Client& c, const CommandSpec& called, std::span<const std::str
   c.commands_processed++;
   if (ctx.dirty() > 0) {
     stats_.dirty += static_cast<uint64_t>(ctx.dirty());
-    if (!watched_.empty()) {
+    if (!watched_.empty() && ctx.touched().empty()) {
       for (int pos : CommandTable::KeyPositions(spec, args)) TouchKey(c.db, args[pos]);
     }
     if ((spec.flags & kWrite) && !(spec.flags & kNoPropagate)) Propagate(c, spec, args, ctx);

@@ -169,10 +169,17 @@ void Server::TouchKey(int db, std::string_view key) {
   for (Client* c : it->second) c->watch_dirty = true;
 }
 
-void Server::TouchAllKeys(int db) {
-  for (auto& [k, clients] : watched_) {
-    if (db >= 0 && k.first != db) continue;
-    for (Client* c : clients) c->watch_dirty = true;
+void Server::TouchWatchedInDb(int emptied, int replaced_with) {
+  // Find, not Lookup: a key present but logically expired still changes
+  // (the watcher saw it live: WATCH drops keys already expired).
+  for (auto it = watched_.lower_bound(std::make_pair(emptied, std::string()));
+       it != watched_.end() && it->first.first == emptied; ++it) {
+    const std::string& key = it->first.second;
+    if (db(emptied).Find(key) == nullptr &&
+        (replaced_with < 0 || db(replaced_with).Find(key) == nullptr)) {
+      continue;
+    }
+    for (Client* c : it->second) c->watch_dirty = true;
   }
 }
 

@@ -136,7 +136,11 @@ class Server {
   void Watch(Client& c, int db, std::string_view key);
   void UnwatchAll(Client& c);
   void TouchKey(int db, std::string_view key);
-  void TouchAllKeys(int db);  // FLUSHDB, SWAPDB; db = -1 for all
+  // FLUSHDB, FLUSHALL, SWAPDB, DEBUG RELOAD, before the change: touches the
+  // watched keys of database `emptied` that exist in it or in `replaced_with`
+  // (-1: none), as Redis's touchAllWatchedKeysInDb. A watched key that exists
+  // in neither does not change.
+  void TouchWatchedInDb(int emptied, int replaced_with = -1);
 
   // Stats and logs.
   // The stats of a row of table(); every row has a slot.
