@@ -34,6 +34,7 @@ inline constexpr char kMisconf[] =
 inline constexpr char kReadOnlyReplica[] = "READONLY You can't write against a read only replica.";
 inline constexpr char kLoading[] = "LOADING Redis is loading the dataset in memory";
 inline constexpr char kMaxClients[] = "ERR max number of clients reached";
+inline constexpr char kClusterDisabled[] = "ERR This instance has cluster support disabled";
 inline constexpr char kStringTooLong[] = "ERR string exceeds maximum allowed size (proto-max-bulk-len)";
 
 // Protocol errors; the connection is closed after the reply.

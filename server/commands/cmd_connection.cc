@@ -426,8 +426,8 @@ const CommandSpec kCommands[] = {
     {"reset", 1, kConn | kNoAuth | kNoMulti, 0, 0, 0, Reset, "Resets the connection.", "connection"},
     {"client", -2, 0, 0, 0, 0, ClientCmd, "A container for client connection commands.", "connection",
      kClientSubs},
-    {"readonly", 1, kFast | kLoading | kStale, 0, 0, 0, OkReply, "Enables read-only queries for a connection to a Redis Cluster replica node.", "cluster"},
-    {"readwrite", 1, kFast | kLoading | kStale, 0, 0, 0, OkReply, "Enables read-write queries for a connection to a Redis Cluster replica node.", "cluster"},
+    {"readonly", 1, kFast | kLoading | kStale | kAclConnection, 0, 0, 0, OkReply, "Enables read-only queries for a connection to a Redis Cluster replica node.", "cluster"},
+    {"readwrite", 1, kFast | kLoading | kStale | kAclConnection, 0, 0, 0, OkReply, "Enables read-write queries for a connection to a Redis Cluster replica node.", "cluster"},
 };
 
 }  // namespace

@@ -51,7 +51,10 @@ void Del(CommandContext& ctx) {
   int64_t deleted = 0;
   for (size_t i = 1; i < ctx.argc(); i++) {
     // Lookup first: a key that has expired is gone already, not deleted now.
-    if (db.Lookup(ctx.arg(i), now) != nullptr && db.Delete(ctx.arg(i))) deleted++;
+    if (db.Lookup(ctx.arg(i), now) != nullptr && db.Delete(ctx.arg(i))) {
+      deleted++;
+      ctx.Touched(ctx.client.db, ctx.arg(i));
+    }
   }
   ctx.Dirty(deleted);
   ctx.reply.Integer(deleted);
@@ -220,7 +223,7 @@ void Copy(CommandContext& ctx) {
   }
   src.CopyKey(e, &dst, new_key);
   ctx.Dirty();
-  if (dst_id != src_id) ctx.Touched(dst_id, new_key);
+  ctx.Touched(dst_id, new_key);  // the source does not change
   ctx.reply.Integer(1);
 }
 
@@ -242,6 +245,7 @@ void Move(CommandContext& ctx) {
   }
   src.MoveKey(key, &dst, key);
   ctx.Dirty();
+  ctx.Touched(ctx.client.db, key);
   ctx.Touched(dst_id, key);
   ctx.reply.Integer(1);
 }
@@ -440,15 +444,15 @@ void MemoryCmd(CommandContext& ctx) {
 }
 
 const SubcommandSpec kObjectSubs[] = {
-    {"encoding", 3, kReadOnly, "Returns the internal encoding of a Redis object.", 2, 2, 1},
-    {"refcount", 3, kReadOnly, "Returns the reference count of a value of a key.", 2, 2, 1},
-    {"idletime", 3, kReadOnly, "Returns the time since the last access to a Redis object.", 2, 2, 1},
-    {"freq", 3, kReadOnly, "Returns the logarithmic access frequency counter of a Redis object.", 2, 2, 1},
+    {"encoding", 3, kReadOnly, "Returns the internal encoding of a Redis object.", 2, 2, 1, {kKeyRO}},
+    {"refcount", 3, kReadOnly, "Returns the reference count of a value of a key.", 2, 2, 1, {kKeyRO}},
+    {"idletime", 3, kReadOnly, "Returns the time since the last access to a Redis object.", 2, 2, 1, {kKeyRO}},
+    {"freq", 3, kReadOnly, "Returns the logarithmic access frequency counter of a Redis object.", 2, 2, 1, {kKeyRO}},
     {"help", 2, kLoading | kStale, "Returns helpful text about the different subcommands."},
 };
 
 const SubcommandSpec kMemorySubs[] = {
-    {"usage", -3, kReadOnly, "Estimates the memory usage of a key.", 2, 2, 1},
+    {"usage", -3, kReadOnly, "Estimates the memory usage of a key.", 2, 2, 1, {kKeyRO}},
     {"stats", 2, 0, "Returns details about memory usage."},
     {"doctor", 2, 0, "Outputs a memory problems report."},
     {"malloc-stats", 2, 0, "Returns the allocator statistics."},
@@ -457,28 +461,28 @@ const SubcommandSpec kMemorySubs[] = {
 };
 
 const CommandSpec kCommands[] = {
-    {"del", -2, kWrite, 1, -1, 1, Del, "Deletes one or more keys.", "generic"},
+    {"del", -2, kWrite, 1, -1, 1, Del, "Deletes one or more keys.", "generic", {}, {kKeyRM | kKeyDelete}},
     {"unlink", -2, kWrite | kFast, 1, -1, 1, Del,
-     "Asynchronously deletes one or more keys.", "generic"},
+     "Asynchronously deletes one or more keys.", "generic", {}, {kKeyRM | kKeyDelete}},
     {"exists", -2, kReadOnly | kFast, 1, -1, 1, Exists, "Determines whether one or more keys exist.",
-     "generic"},
+     "generic", {}, {kKeyRO}},
     {"touch", -2, kReadOnly | kFast, 1, -1, 1, Touch,
      "Returns the number of existing keys out of those specified after updating the time they "
      "were last accessed.",
-     "generic"},
+     "generic", {}, {kKeyRO}},
     {"type", 2, kReadOnly | kFast, 1, 1, 1, Type, "Determines the type of value stored at a key.",
-     "generic"},
-    {"keys", 2, kReadOnly, 0, 0, 0, Keys, "Returns all key names that match a pattern.",
+     "generic", {}, {kKeyRO}},
+    {"keys", 2, kReadOnly | kAclDangerous, 0, 0, 0, Keys, "Returns all key names that match a pattern.",
      "generic"},
     {"scan", -2, kReadOnly, 0, 0, 0, Scan, "Iterates over the key names in the database.",
      "generic"},
     {"rename", 3, kWrite, 1, 2, 1, Rename, "Renames a key and overwrites the destination.",
-     "generic"},
+     "generic", {}, {kKeyRW | kKeyAccess | kKeyDelete, kKeyOW | kKeyUpdate}},
     {"renamenx", 3, kWrite | kFast, 1, 2, 1, RenameNx,
-     "Renames a key only when the target key name doesn't exist.", "generic"},
+     "Renames a key only when the target key name doesn't exist.", "generic", {}, {kKeyRW | kKeyAccess | kKeyDelete, kKeyOW | kKeyInsert}},
     {"copy", -3, kWrite | kDenyOom, 1, 2, 1, Copy, "Copies the value of a key to a new key.",
-     "generic"},
-    {"move", 3, kWrite | kFast, 1, 1, 1, Move, "Moves a key to another database.", "generic"},
+     "generic", {}, {kKeyRO | kKeyAccess, kKeyOW | kKeyUpdate}},
+    {"move", 3, kWrite | kFast, 1, 1, 1, Move, "Moves a key to another database.", "generic", {}, {kKeyRW | kKeyAccess | kKeyUpdate}},
     {"randomkey", 1, kReadOnly | kRandom, 0, 0, 0, RandomKey,
      "Returns a random key name from the database.", "generic"},
     {"object", -2, 0, 0, 0, 0, ObjectCmd, "A container for object introspection commands.",
