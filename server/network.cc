@@ -72,6 +72,7 @@ void Connection::DoRead() {
     want = static_cast<size_t>(bulk) + 2;
   }
   if (in_.size() < in_len_ + want) in_.resize(in_len_ + want);
+  client_.query_buffer_free = in_.size() - in_len_;
   read_in_flight_ = true;
   auto self = shared_from_this();
   socket_.async_read_some(boost::asio::buffer(in_.data() + in_len_, in_.size() - in_len_),
@@ -107,6 +108,10 @@ void Connection::ProcessInput() {
   protocol::ParserLimits limits;
   limits.max_bulk_len = static_cast<uint64_t>(server_.cfg().proto_max_bulk_len);
   parser_.set_limits(limits);
+  // Redis trims its query buffer once per batch, so a command sees the whole
+  // batch in its qbuf.
+  const size_t batch_start = in_start_;
+  client_.query_buffer_free = in_.size() - in_len_;
   while (!closed_ && !stop_reading_ && in_start_ < in_len_) {
     size_t consumed = 0;
     std::string_view buf(in_.data() + in_start_, in_len_ - in_start_);
@@ -125,6 +130,7 @@ void Connection::ProcessInput() {
     in_start_ += consumed;
     const auto& args = parser_.args();
     if (args.empty()) continue;
+    client_.query_buffer_size = in_len_ - batch_start;
     server_.Execute(client_, args);
     if (client_.close_after_reply) {
       stop_reading_ = true;
