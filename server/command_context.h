@@ -40,8 +40,10 @@ class CommandContext {
   std::string_view arg(size_t i) const { return args[i]; }
   Database& db();
   int64_t now_ms() const;
-  // A read lookup in `db`: lazily expires the key and counts a keyspace hit or miss.
-  Entry* LookupRead(Database& db, std::string_view key, int64_t now);
+  // A read lookup in `db`: lazily expires the key and counts a keyspace hit or
+  // miss. `touch`: records the access (LRU/LFU stamp), as every lookup in
+  // Redis but those flagged LOOKUP_NOTOUCH (TYPE, EXISTS, OBJECT...).
+  Entry* LookupRead(Database& db, std::string_view key, int64_t now, bool touch = true);
 
   // Replies with an error and counts it for INFO errorstats/commandstats.
   void Error(std::string_view msg);

@@ -169,7 +169,11 @@ class Server {
   // Set by persistence while a BGSAVE / BGREWRITEAOF child runs: the cron then leaves
   // keyspace rehashing to the commands' own steps, as Redis does, so the parent
   // dirties (and copies on write) as few pages as it can.
-  void set_fork_child_active(bool active) { fork_child_active_ = active; }
+  // Keys' access stamps are left alone meanwhile, for the same reason.
+  void set_fork_child_active(bool active) {
+    fork_child_active_ = active;
+    access_clock_.set_frozen(active);
+  }
   // Sections added to INFO by other components: name -> appender of lines.
   void AddInfoSection(std::string name, std::function<void(std::string*)> fn) {
     info_sections_.emplace_back(std::move(name), std::move(fn));
@@ -195,6 +199,8 @@ class Server {
  private:
   void Cron();
   void ScheduleCron();
+  // Points the access clock at the configured maxmemory-policy and LFU tuning.
+  void ApplyAccessPolicy();
   void FeedMonitors(const Client& c, std::span<const std::string_view> args);
   void Propagate(const Client& c, const CommandSpec& spec, std::span<const std::string_view> args,
                  const CommandContext& ctx);
@@ -206,6 +212,7 @@ class Server {
   boost::asio::io_context& io_;
   Config config_;
   CommandTable table_;
+  AccessClock access_clock_;  // stamps every database's keys (OBJECT IDLETIME/FREQ)
   std::vector<std::unique_ptr<Database>> dbs_;
   CounterSpaces counter_spaces_;
   std::vector<std::unique_ptr<Listener>> listeners_;

@@ -60,20 +60,22 @@ void Del(CommandContext& ctx) {
   ctx.reply.Integer(deleted);
 }
 
-void Exists(CommandContext& ctx) {
+// EXISTS looks without touching; TOUCH is the same count, touching.
+void CountExisting(CommandContext& ctx, bool touch) {
   Database& db = ctx.db();
   int64_t now = ctx.now_ms();
   int64_t n = 0;
   for (size_t i = 1; i < ctx.argc(); i++) {
-    if (ctx.LookupRead(db, ctx.arg(i), now) != nullptr) n++;
+    if (ctx.LookupRead(db, ctx.arg(i), now, touch) != nullptr) n++;
   }
   ctx.reply.Integer(n);
 }
 
-void Touch(CommandContext& ctx) { Exists(ctx); }
+void Exists(CommandContext& ctx) { CountExisting(ctx, false); }
+void Touch(CommandContext& ctx) { CountExisting(ctx, true); }
 
 void Type(CommandContext& ctx) {
-  Entry* e = ctx.LookupRead(ctx.db(), ctx.arg(1), ctx.now_ms());
+  Entry* e = ctx.LookupRead(ctx.db(), ctx.arg(1), ctx.now_ms(), /*touch=*/false);
   ctx.reply.Simple(e == nullptr ? std::string_view("none") : ValueTypeName(e->type));
 }
 
@@ -324,7 +326,8 @@ void ObjectCmd(CommandContext& ctx) {
                EqualsIgnoreCase(sub, "IDLETIME") || EqualsIgnoreCase(sub, "FREQ");
   if (!known) return ctx.SubcommandError();
   if (ctx.argc() != 3) return ctx.SubcommandError();
-  const Entry* e = ctx.LookupRead(ctx.db(), ctx.arg(2), ctx.now_ms());
+  // Looking at a key's access stamp must not change it.
+  const Entry* e = ctx.LookupRead(ctx.db(), ctx.arg(2), ctx.now_ms(), /*touch=*/false);
   if (e == nullptr) {
     ctx.reply.Null();
     return;
@@ -342,14 +345,14 @@ void ObjectCmd(CommandContext& ctx) {
                             kAdjust));
       return;
     }
-    ctx.reply.Integer(0);  // access times are not tracked per key
+    ctx.reply.Integer(static_cast<int64_t>(ctx.db().IdleMs(e) / 1000));
   } else {
     if (!LfuPolicy(ctx)) {
       ctx.Error(fmt::format(
           "ERR An LFU maxmemory policy is not selected, access frequency not tracked.{}", kAdjust));
       return;
     }
-    ctx.reply.Integer(0);  // access frequencies are not tracked per key
+    ctx.reply.Integer(ctx.db().Frequency(e));
   }
 }
 

@@ -83,7 +83,7 @@ void Watch(CommandContext& ctx) {
   for (size_t i = 1; i < ctx.argc(); i++) {
     // A key that is already logically expired counts as absent: expire it
     // now so a later write is seen as a change.
-    ctx.db().Lookup(ctx.arg(i), ctx.now_ms());
+    ctx.db().Peek(ctx.arg(i), ctx.now_ms());
     ctx.server.Watch(ctx.client, ctx.client.db, ctx.arg(i));
   }
   ctx.reply.Ok();

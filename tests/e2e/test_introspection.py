@@ -211,3 +211,138 @@ def test_redis_py_cluster_probe_sees_plain_server(server):
     r = server.client()
     with pytest.raises(redis.ResponseError, match="cluster support disabled"):
         r.execute_command("CLUSTER", "INFO")
+
+
+# --- qbuf / qbuf-free -----------------------------------------------------------------
+
+def fields(line):
+    return dict(kv.split("=", 1) for kv in line.split())
+
+
+def test_qbuf_counts_the_running_batch(server):
+    from conftest import RawConn, encode_command
+    c = RawConn(server.port)
+    info = fields(s(c.cmd("CLIENT", "INFO")))
+    assert int(info["qbuf"]) == len(encode_command("CLIENT", "INFO")) == 26
+    assert int(info["qbuf-free"]) > 0
+    # Two commands read together: CLIENT INFO sees both in the buffer.
+    c.send(encode_command("PING") + encode_command("CLIENT", "INFO"))
+    assert c.read_reply() == "PONG"
+    info = fields(s(c.read_reply()))
+    assert int(info["qbuf"]) == 14 + 26
+    assert int(info["qbuf-free"]) > 0
+    c.close()
+
+
+def test_qbuf_of_other_client_with_partial_command(server):
+    from conftest import RawConn, encode_command
+    waiting = RawConn(server.port)
+    assert waiting.cmd("CLIENT", "SETNAME", "waiting") == "OK"
+    partial = encode_command("SET", "k", "abcde")[:-5]  # the value not all there yet
+    waiting.send(partial)
+    c = RawConn(server.port)
+
+    def waiting_line():
+        for line in s(c.cmd("CLIENT", "LIST")).splitlines():
+            if "name=waiting" in line:
+                return fields(line)
+        return {}
+
+    assert wait_until(lambda: int(waiting_line().get("qbuf", 0)) > 0)
+    line = waiting_line()
+    if not is_real_redis():  # Redis has already moved the complete arguments out
+        assert int(line["qbuf"]) == len(partial)
+    assert int(line["qbuf-free"]) > 0
+    waiting.send(b"cde\r\n")
+    assert waiting.read_reply() == "OK"
+    assert wait_until(lambda: waiting_line().get("qbuf") == "0")
+    waiting.close()
+    c.close()
+
+
+# --- OBJECT IDLETIME / FREQ -------------------------------------------------------------
+
+LFU_OFF = ("ERR An LFU maxmemory policy is not selected, access frequency not tracked. Please "
+           "note that when switching between policies at runtime LRU and LFU data will take "
+           "some time to adjust.")
+LFU_ON = ("ERR An LFU maxmemory policy is selected, idle time not tracked. Please note that "
+          "when switching between policies at runtime LRU and LFU data will take some time to "
+          "adjust.")
+
+
+def test_object_idletime_counts_since_last_access(r):
+    r.set("k", "v")
+    r.set("other", "v")
+    assert r.object("idletime", "k") == 0
+    time.sleep(2.2)
+    # Looking at the key without reading its value does not count as an access.
+    assert r.type("k") == "string" and r.exists("k") == 1 and r.ttl("k") == -1
+    assert r.object("encoding", "k") == "embstr"
+    assert r.object("idletime", "k") >= 2
+    assert r.get("k") == "v"
+    assert r.object("idletime", "k") == 0
+    assert r.object("idletime", "other") >= 2
+    assert r.touch("other") == 1
+    assert r.object("idletime", "other") == 0
+    with pytest.raises(Exception, match="An LFU maxmemory policy is not selected"):
+        r.object("freq", "k")
+
+
+def test_object_freq_under_lfu_policy(raw):
+    c = raw()
+    assert c.cmd("OBJECT", "FREQ", "nokey") is None
+    assert c.cmd("SET", "k", "v") == "OK"
+    assert c.cmd("OBJECT", "FREQ", "k") == RespError(LFU_OFF)
+    assert c.cmd("CONFIG", "SET", "maxmemory-policy", "allkeys-lfu") == "OK"
+    assert c.cmd("SET", "hot", "v") == "OK"
+    assert c.cmd("SET", "cold", "v") == "OK"
+    assert c.cmd("OBJECT", "FREQ", "hot") == 5  # a new key's counter (LFU_INIT_VAL)
+    for _ in range(50):
+        c.cmd("GET", "hot")
+    hot = c.cmd("OBJECT", "FREQ", "hot")
+    assert 5 < hot <= 255
+    assert c.cmd("OBJECT", "FREQ", "hot") == hot  # OBJECT itself is no access
+    assert c.cmd("OBJECT", "FREQ", "cold") == 5
+    assert c.cmd("OBJECT", "IDLETIME", "hot") == RespError(LFU_ON)
+    assert c.cmd("CONFIG", "GET", "lfu-log-factor") == [b"lfu-log-factor", b"10"]
+    assert c.cmd("CONFIG", "GET", "lfu-decay-time") == [b"lfu-decay-time", b"1"]
+    assert c.cmd("CONFIG", "SET", "maxmemory-policy", "volatile-lru") == "OK"
+    assert c.cmd("OBJECT", "FREQ", "hot") == RespError(LFU_OFF)
+
+
+def test_lfu_log_factor_zero_counts_every_access(raw):
+    c = raw()
+    assert c.cmd("CONFIG", "SET", "maxmemory-policy", "allkeys-lfu") == "OK"
+    assert c.cmd("CONFIG", "SET", "lfu-log-factor", "0") == "OK"
+    c.cmd("SET", "k", "v")
+    for _ in range(20):
+        c.cmd("GET", "k")
+    assert c.cmd("OBJECT", "FREQ", "k") == 25
+
+
+def test_redis_cli_hotkeys(server):
+    cli = shutil.which("redis-cli")
+    if cli is None:
+        pytest.skip("redis-cli not installed")
+    r = server.client()
+    r.config_set("maxmemory-policy", "allkeys-lfu")
+    for i in range(3):
+        r.set(f"cold{i}", "v")
+    r.set("hot", "v")
+    pipe = r.pipeline(transaction=False)
+    for _ in range(200):
+        pipe.get("hot")
+    pipe.execute()
+    out = subprocess.run([cli, "-h", "127.0.0.1", "-p", str(server.port), "--hotkeys"],
+                         capture_output=True, text=True, timeout=30)
+    assert out.returncode == 0, out.stderr
+    summary = [l for l in out.stdout.splitlines() if l.startswith("hot key found with counter")]
+    assert len(summary) == 4
+    counter, name = summary[0].split(": ", 1)[1].split("\tkeyname: ")
+    assert name == '"hot"' and int(counter) > 5
+    assert all(l.startswith("hot key found with counter: 5\t") for l in summary[1:])
+    # Without an LFU policy the tool stops with Redis's error.
+    r.config_set("maxmemory-policy", "noeviction")
+    out = subprocess.run([cli, "-h", "127.0.0.1", "-p", str(server.port), "--hotkeys"],
+                         capture_output=True, text=True, timeout=30)
+    assert out.returncode == 1 and "An LFU maxmemory policy is not selected" in out.stderr
