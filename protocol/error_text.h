@@ -37,6 +37,7 @@ inline constexpr char kMisconf[] =
 inline constexpr char kReadOnlyReplica[] = "READONLY You can't write against a read only replica.";
 inline constexpr char kLoading[] = "LOADING Redis is loading the dataset in memory";
 inline constexpr char kMaxClients[] = "ERR max number of clients reached";
+inline constexpr char kClusterDisabled[] = "ERR This instance has cluster support disabled";
 inline constexpr char kStringTooLong[] = "ERR string exceeds maximum allowed size (proto-max-bulk-len)";
 // Sent to a non-local client at accept time in protected mode, then the connection is
 // closed. Redis 7.0's text, its typo ("Setup a an") included.

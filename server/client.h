@@ -57,7 +57,11 @@ struct Client {
   // Stats for CLIENT LIST.
   uint64_t commands_processed = 0;
   uint64_t net_in = 0, net_out = 0;
+  // CLIENT LIST qbuf / qbuf-free, as Redis: the query buffer's bytes (while a
+  // command runs, those of its batch: that command and the ones read with it)
+  // and the buffer's free room.
   size_t query_buffer_size = 0;
+  size_t query_buffer_free = 0;
 };
 
 }  // namespace feedkv::server

@@ -40,8 +40,10 @@ class CommandContext {
   std::string_view arg(size_t i) const { return args[i]; }
   Database& db();
   int64_t now_ms() const;
-  // A read lookup in `db`: lazily expires the key and counts a keyspace hit or miss.
-  Entry* LookupRead(Database& db, std::string_view key, int64_t now);
+  // A read lookup in `db`: lazily expires the key and counts a keyspace hit or
+  // miss. `touch`: records the access (LRU/LFU stamp), as every lookup in
+  // Redis but those flagged LOOKUP_NOTOUCH (TYPE, EXISTS, OBJECT...).
+  Entry* LookupRead(Database& db, std::string_view key, int64_t now, bool touch = true);
 
   // Replies with an error and counts it for INFO errorstats/commandstats.
   void Error(std::string_view msg);
@@ -72,8 +74,11 @@ class CommandContext {
   // once to log several records.
   void PropagateAs(std::vector<std::string> cmd) { rewritten_.push_back(std::move(cmd)); }
   const std::vector<std::vector<std::string>>& rewritten() const { return rewritten_; }
-  // Declares a key as modified beyond those named by the spec's key
-  // positions (e.g. RENAME's target), so WATCHers see the change.
+  // Declares a key as modified, so WATCHers see the change. By default a
+  // command that reported changes (Dirty) touches every key its spec names;
+  // a handler that calls Touched declares the whole set itself instead, for
+  // commands whose keys do not all change (DEL of some missing keys, SMOVE,
+  // SINTERSTORE's sources, COPY's source, MOVE's other database).
   void Touched(int db, std::string_view key) { touched_.push_back({db, std::string(key)}); }
   const std::vector<WatchedKey>& touched() const { return touched_; }
 

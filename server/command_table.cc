@@ -65,7 +65,7 @@ CommandTable::CommandTable() {
       ConnectionCommands(), ServerCommands(), IntrospectionCommands(), KeyCommands(),
       ExpireCommands(),
       StringCommands(),     TransactionCommands(), SetCommands(),      LongSetCommands(),
-      CounterCommands(),    PersistenceCommands(),
+      CounterCommands(),    PersistenceCommands(), ClusterCommands(),
   };
   size_t total = 0;
   for (auto family : families) {
@@ -107,6 +107,7 @@ CommandTable::CommandTable() {
       CommandSpec& row = rows_.emplace_back(CommandSpec{
           full, sub.arity, sub.flags, sub.first_key, sub.last_key, sub.key_step,
           container.handler, sub.summary, container.group});
+      row.key_flags = sub.key_flags;
       row.parent = &container;
       row.id = static_cast<uint32_t>(rows_.size() - 1);
       container.sub_rows = std::span<const CommandSpec>(&rows_[first], rows_.size() - first);
@@ -191,6 +192,65 @@ std::vector<std::string_view> FlagNames(uint32_t f) {
   for (const N& n : kNames) {
     if (f & n.bit) r.push_back(n.name);
   }
+  return r;
+}
+
+uint16_t KeyFlagsOf(const CommandSpec& spec, std::span<const std::string_view> argv, int pos) {
+  const KeyFlags& k = spec.key_flags;
+  uint16_t f = pos > spec.first_key && k.rest != 0 ? k.rest : k.first;
+  if (f == 0) {
+    // Most reads look at the value; most writes change it in place.
+    if (spec.flags & kReadOnly) return kKeyRO | kKeyAccess;
+    if (spec.flags & kWrite) return kKeyRW | kKeyUpdate;
+    return kKeyRO;
+  }
+  if (f & kKeyGetReads) {
+    f &= static_cast<uint16_t>(~kKeyGetReads);
+    for (size_t i = 3; i < argv.size(); i++) {
+      if (argv[i].size() == 3 && LowerAscii(argv[i][0]) == 'g' && LowerAscii(argv[i][1]) == 'e' &&
+          LowerAscii(argv[i][2]) == 't') {
+        return kKeyRW | kKeyAccess | kKeyUpdate;
+      }
+    }
+  }
+  return f;
+}
+
+std::vector<std::string_view> KeyFlagNames(uint16_t f) {
+  struct N { uint16_t bit; std::string_view name; };
+  static const N kNames[] = {
+      {kKeyRW, "RW"},         {kKeyRO, "RO"},         {kKeyOW, "OW"},
+      {kKeyRM, "RM"},         {kKeyAccess, "access"}, {kKeyUpdate, "update"},
+      {kKeyInsert, "insert"}, {kKeyDelete, "delete"},
+  };
+  std::vector<std::string_view> r;
+  for (const N& n : kNames) {
+    if (f & n.bit) r.push_back(n.name);
+  }
+  return r;
+}
+
+std::vector<std::string_view> AclCategories(const CommandSpec& spec) {
+  std::vector<std::string_view> r;
+  const uint32_t f = spec.flags;
+  // A pure container (CLIENT, CONFIG: nothing to run without a subcommand) is only @slow.
+  if (spec.is_container() && spec.arity == -2) return {"slow"};
+  const std::string_view group = spec.group;
+  if ((group == "generic" && !(f & kAclConnection)) || (f & kAclKeyspace)) r.push_back("keyspace");
+  if (f & kWrite) r.push_back("write");
+  if (f & kReadOnly) r.push_back("read");
+  if (group == "set") r.push_back("set");
+  if (group == "string") r.push_back("string");
+  if (f & kPubSub) r.push_back("pubsub");
+  if ((f & kAdmin) || (f & kAclAdmin)) r.push_back("admin");
+  if (f & kFast) {
+    r.push_back("fast");
+  } else {
+    r.push_back("slow");
+  }
+  if ((f & kAdmin) || (f & kAclDangerous)) r.push_back("dangerous");
+  if (group == "connection" || (f & kAclConnection)) r.push_back("connection");
+  if (group == "transactions") r.push_back("transaction");
   return r;
 }
 

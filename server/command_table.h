@@ -63,6 +63,37 @@ enum CommandFlag : uint32_t {
   // Refused unless enable-debug-command allows the client (Redis's CMD_PROTECTED,
   // which COMMAND INFO does not show).
   kProtected = 1u << 18,
+  // ACL categories Redis gives beyond what the flags and the group imply
+  // (AclCategories); never shown as flags.
+  kAclKeyspace = 1u << 19,    // @keyspace outside the "generic" group (FLUSHDB, DBSIZE...)
+  kAclConnection = 1u << 20,  // @connection instead of the group's category (COMMAND, WAIT)
+  kAclDangerous = 1u << 21,   // @dangerous without the admin flag (KEYS, INFO...)
+  kAclAdmin = 1u << 22,       // @admin without the admin flag (LASTSAVE, ROLE)
+};
+
+// What a command does with a key, as Redis 7's key-spec flags (COMMAND
+// GETKEYSANDFLAGS, COMMAND INFO key specs). One of RO/RW/OW/RM, and what
+// happens to the value: read (access), changed (update), added to (insert),
+// removed from (delete).
+enum KeyFlag : uint16_t {
+  kKeyRO = 1u << 0,
+  kKeyRW = 1u << 1,
+  kKeyOW = 1u << 2,
+  kKeyRM = 1u << 3,
+  kKeyAccess = 1u << 4,
+  kKeyUpdate = 1u << 5,
+  kKeyInsert = 1u << 6,
+  kKeyDelete = 1u << 7,
+  // With a GET argument the key is read too (SET ... GET): RW access update.
+  kKeyGetReads = 1u << 8,
+};
+
+// The key flags of a row: the first key's and the other keys' (SINTERSTORE's
+// destination differs from its sources). Zero: derived from the command's
+// flags (KeyFlagsOf).
+struct KeyFlags {
+  uint16_t first = 0;
+  uint16_t rest = 0;  // 0: as the first
 };
 
 // One subcommand of a container, as declared by its family. Arity counts
@@ -76,6 +107,7 @@ struct SubcommandSpec {
   int first_key = 0;
   int last_key = 0;
   int key_step = 0;
+  KeyFlags key_flags = {};
 };
 
 struct CommandSpec {
@@ -91,6 +123,7 @@ struct CommandSpec {
   // Declared by the family: the subcommands of a container command. The
   // table builds a row for each (sub_rows); everything else reads those.
   std::span<const SubcommandSpec> subcommands = {};
+  KeyFlags key_flags = {};
 
   // Filled in by CommandTable (zero in a family's declaration).
   const CommandSpec* parent = nullptr;  // the container, for a subcommand row
@@ -161,8 +194,20 @@ std::span<const CommandSpec> SetCommands();
 std::span<const CommandSpec> LongSetCommands();
 std::span<const CommandSpec> CounterCommands();
 std::span<const CommandSpec> PersistenceCommands();
+std::span<const CommandSpec> ClusterCommands();
 
 // Names of the flags set in `flags`, for COMMAND INFO.
 std::vector<std::string_view> FlagNames(uint32_t flags);
+
+// The key-spec flags of the key at argv[pos] of a command `spec` runs (pos as
+// KeyPositions returns it), and their names in Redis's order.
+uint16_t KeyFlagsOf(const CommandSpec& spec, std::span<const std::string_view> argv, int pos);
+std::vector<std::string_view> KeyFlagNames(uint16_t flags);
+
+// Redis's ACL categories of a row, without the '@' ("keyspace", "read",
+// "slow"...), in Redis's order: implied by the flags (write, read, admin,
+// dangerous, fast or slow) and the group (keyspace, string, set, connection,
+// transaction), as Redis's setImplicitACLCategories plus its command JSON.
+std::vector<std::string_view> AclCategories(const CommandSpec& spec);
 
 }  // namespace feedkv::server

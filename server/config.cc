@@ -325,6 +325,8 @@ Config::Config() {
        {"noeviction", "allkeys-lru", "volatile-lru", "allkeys-lfu", "volatile-lfu",
         "allkeys-random", "volatile-random", "volatile-ttl"},
        true);
+  Int("lfu-log-factor", &ServerConfig::lfu_log_factor, 0, INT32_MAX, true);
+  Int("lfu-decay-time", &ServerConfig::lfu_decay_time, 0, INT32_MAX, true);
   Bool("appendonly", &ServerConfig::appendonly, true);
   Enum("appendfsync", &ServerConfig::appendfsync, {"always", "everysec", "no"}, true);
   Str("appendfilename", &ServerConfig::appendfilename, false,

@@ -74,6 +74,8 @@ struct ServerConfig {
   std::vector<double> latency_tracking_info_percentiles = {50.0, 99.0, 99.9};  // INFO latencystats
   int64_t maxmemory = 0;
   std::string maxmemory_policy = "noeviction";
+  int64_t lfu_log_factor = 10;
+  int64_t lfu_decay_time = 1;
   // Persistence (used from the persistence issue on)
   bool appendonly = false;
   std::string appendfsync = "everysec";

@@ -80,8 +80,8 @@ Database& CommandContext::db() { return server.db(client.db); }
 // expires: the log holds a DEL for every expiry that really happened.
 int64_t CommandContext::now_ms() const { return server.loading() ? 0 : NowMs(); }
 
-Entry* CommandContext::LookupRead(Database& db, std::string_view key, int64_t now) {
-  Entry* e = db.Lookup(key, now);
+Entry* CommandContext::LookupRead(Database& db, std::string_view key, int64_t now, bool touch) {
+  Entry* e = touch ? db.Lookup(key, now) : db.Peek(key, now);
   (e != nullptr ? server.stats().keyspace_hits : server.stats().keyspace_misses)++;
   return e;
 }
@@ -246,7 +246,7 @@ void Server::Call(Client& c, const CommandSpec& called, std::span<const std::str
   c.commands_processed++;
   if (ctx.dirty() > 0) {
     stats_.dirty += static_cast<uint64_t>(ctx.dirty());
-    if (!watched_.empty()) {
+    if (!watched_.empty() && ctx.touched().empty()) {
       for (int pos : CommandTable::KeyPositions(spec, args)) TouchKey(c.db, args[pos]);
     }
     if ((spec.flags & kWrite) && !(spec.flags & kNoPropagate)) Propagate(c, spec, args, ctx);

@@ -109,6 +109,7 @@ void Connection::DoRead() {
     want = static_cast<size_t>(std::min<uint64_t>(bulk + 2, std::max(in_len_, kReadChunk)));
   }
   if (in_.size() < in_len_ + want) in_.resize(in_len_ + want);
+  client_.query_buffer_free = in_.size() - in_len_;
   read_in_flight_ = true;
   auto self = shared_from_this();
   socket_.async_read_some(boost::asio::buffer(in_.data() + in_len_, in_.size() - in_len_),
@@ -143,6 +144,10 @@ void Connection::OnRead(const boost::system::error_code& ec, size_t n) {
 void Connection::ProcessInput() {
   protocol::ParserLimits limits;
   limits.max_bulk_len = static_cast<uint64_t>(server_.cfg().proto_max_bulk_len);
+  // Redis trims its query buffer once per batch, so a command sees the whole
+  // batch in its qbuf.
+  const size_t batch_start = in_start_;
+  client_.query_buffer_free = in_.size() - in_len_;
   while (!closed_ && !stop_reading_ && in_start_ < in_len_) {
     // Per command: an AUTH earlier in the same read lifts the limits for the rest.
     limits.unauthenticated = !client_.authenticated;
@@ -164,6 +169,7 @@ void Connection::ProcessInput() {
     in_start_ += consumed;
     const auto& args = parser_.args();
     if (args.empty()) continue;
+    client_.query_buffer_size = in_len_ - batch_start;
     server_.Execute(client_, args);
     if (client_.close_after_reply) {
       stop_reading_ = true;

@@ -681,9 +681,11 @@ Status Persistence::Reload(bool save) {
     Status s = Save();
     if (!s.ok()) return s;
   }
-  for (int i = 0; i < server_.num_dbs(); i++) server_.db(i).Clear();
+  for (int i = 0; i < server_.num_dbs(); i++) {
+    server_.TouchWatchedInDb(i);
+    server_.db(i).Clear();
+  }
   server_.counter_spaces().clear();
-  server_.TouchAllKeys(-1);
   rdb::Header h;
   bool was_loading = server_.loading();
   server_.set_loading(true);

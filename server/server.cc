@@ -31,6 +31,7 @@ Server::Server(boost::asio::io_context& io, Config config)
   command_stats_.resize(table_.size());
   for (int i = 0; i < cfg().databases; i++) {
     dbs_.push_back(std::make_unique<Database>(i));
+    dbs_.back()->set_access_clock(&access_clock_);
     dbs_.back()->set_expire_hook([this](Database& db, std::string_view key) {
       stats_.expired_keys++;
       // An expiry is a change like any other: log it as a DEL so replay and
@@ -39,6 +40,12 @@ Server::Server(boost::asio::io_context& io, Config config)
       TouchKey(db.index(), key);
     });
   }
+  ApplyAccessPolicy();
+  config_.set_on_change([this](const std::string& name) {
+    if (name == "maxmemory-policy" || name == "lfu-log-factor" || name == "lfu-decay-time") {
+      ApplyAccessPolicy();
+    }
+  });
   static const char kHex[] = "0123456789abcdef";
   for (int i = 0; i < 40; i++) run_id_.push_back(kHex[rng_() % 16]);
 }
@@ -222,10 +229,17 @@ void Server::TouchKey(int db, std::string_view key) {
   for (Client* c : it->second) c->watch_dirty = true;
 }
 
-void Server::TouchAllKeys(int db) {
-  for (auto& [k, clients] : watched_) {
-    if (db >= 0 && k.first != db) continue;
-    for (Client* c : clients) c->watch_dirty = true;
+void Server::TouchWatchedInDb(int emptied, int replaced_with) {
+  // Find, not Lookup: a key present but logically expired still changes
+  // (the watcher saw it live: WATCH drops keys already expired).
+  for (auto it = watched_.lower_bound(std::make_pair(emptied, std::string()));
+       it != watched_.end() && it->first.first == emptied; ++it) {
+    const std::string& key = it->first.second;
+    if (db(emptied).Find(key) == nullptr &&
+        (replaced_with < 0 || db(replaced_with).Find(key) == nullptr)) {
+      continue;
+    }
+    for (Client* c : it->second) c->watch_dirty = true;
   }
 }
 
@@ -263,8 +277,15 @@ void Server::ScheduleCron() {
   });
 }
 
+void Server::ApplyAccessPolicy() {
+  access_clock_.set_lfu(cfg().maxmemory_policy.find("lfu") != std::string::npos);
+  access_clock_.set_lfu_log_factor(cfg().lfu_log_factor);
+  access_clock_.set_lfu_decay_time(cfg().lfu_decay_time);
+}
+
 void Server::Cron() {
   int64_t now = NowMs();
+  access_clock_.Tick(now);  // as Redis's server.lruclock: hz times a second
   // Active expiry: a bounded walk per database per tick (and at most one rehash step).
   for (auto& db : dbs_) db->ActiveExpireCycle(now, 4096, /*rehash_us=*/0);
   // Keyspace rehash: 1 ms per tick for one database, as Redis's databasesCron, and none

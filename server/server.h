@@ -148,7 +148,11 @@ class Server {
   void Watch(Client& c, int db, std::string_view key);
   void UnwatchAll(Client& c);
   void TouchKey(int db, std::string_view key);
-  void TouchAllKeys(int db);  // FLUSHDB, SWAPDB; db = -1 for all
+  // FLUSHDB, FLUSHALL, SWAPDB, DEBUG RELOAD, before the change: touches the
+  // watched keys of database `emptied` that exist in it or in `replaced_with`
+  // (-1: none), as Redis's touchAllWatchedKeysInDb. A watched key that exists
+  // in neither does not change.
+  void TouchWatchedInDb(int emptied, int replaced_with = -1);
 
   // Stats and logs.
   // The stats of a row of table(); every row has a slot.
@@ -181,7 +185,11 @@ class Server {
   // Set by persistence while a BGSAVE / BGREWRITEAOF child runs: the cron then leaves
   // keyspace rehashing to the commands' own steps, as Redis does, so the parent
   // dirties (and copies on write) as few pages as it can.
-  void set_fork_child_active(bool active) { fork_child_active_ = active; }
+  // Keys' access stamps are left alone meanwhile, for the same reason.
+  void set_fork_child_active(bool active) {
+    fork_child_active_ = active;
+    access_clock_.set_frozen(active);
+  }
   // Sections added to INFO by other components: name -> appender of lines.
   void AddInfoSection(std::string name, std::function<void(std::string*)> fn) {
     info_sections_.emplace_back(std::move(name), std::move(fn));
@@ -211,6 +219,8 @@ class Server {
   void AdjustOpenFilesLimit();
   void Cron();
   void ScheduleCron();
+  // Points the access clock at the configured maxmemory-policy and LFU tuning.
+  void ApplyAccessPolicy();
   void FeedMonitors(const Client& c, std::span<const std::string_view> args);
   void Propagate(const Client& c, const CommandSpec& spec, std::span<const std::string_view> args,
                  const CommandContext& ctx);
@@ -222,6 +232,7 @@ class Server {
   boost::asio::io_context& io_;
   Config config_;
   CommandTable table_;
+  AccessClock access_clock_;  // stamps every database's keys (OBJECT IDLETIME/FREQ)
   std::vector<std::unique_ptr<Database>> dbs_;
   CounterSpaces counter_spaces_;
   std::vector<std::unique_ptr<Listener>> listeners_;

@@ -46,7 +46,7 @@ Entry* AllocEntry(std::string_view key, int64_t expire_ms, ValueType type, uint8
   e->type = type;
   e->encoding = enc;
   e->has_expire = has_expire ? 1 : 0;
-  e->reserved = 0;
+  e->access = 0;
   e->v.len = 0;
   char* p = Payload(e);
   if (has_expire) {
@@ -159,6 +159,12 @@ Entry** Database::LinkFor(std::string_view key) {
 Entry* Database::Find(std::string_view key) const { return table_.Find(key, HashKey(key)); }
 
 Entry* Database::Lookup(std::string_view key, int64_t now_ms) {
+  Entry* e = Peek(key, now_ms);
+  if (e != nullptr && clock_ != nullptr) e->access = clock_->Touch(e->access);
+  return e;
+}
+
+Entry* Database::Peek(std::string_view key, int64_t now_ms) {
   Entry** link = LinkFor(key);
   Entry* e = *link;
   if (e != nullptr && e->has_expire && e->expire_ms() <= now_ms) {
@@ -180,6 +186,11 @@ void Database::ExpireEntry(Entry** link) {
 
 Entry* Database::Replace(Entry** link, Entry* fresh) {
   Entry* old = *link;
+  // A new value is accessed now; under LFU it inherits the key's counter
+  // (Redis's dbOverwrite keeps it).
+  if (clock_ != nullptr) {
+    fresh->access = old != nullptr && clock_->lfu() ? old->access : clock_->Fresh();
+  }
   if (old != nullptr) {
     fresh->next = old->next;
     memory_ -= AccountedMemory(old);
@@ -341,6 +352,7 @@ void Database::SetExpire(std::string_view key, int64_t expire_ms) {
   // move the value over without copying its heap part.
   Entry* fresh = AllocEntry(key, expire_ms, old->type, old->encoding, TrailingBytes(old));
   fresh->v = old->v;
+  fresh->access = old->access;
   fresh->next = old->next;
   memory_ -= AccountedMemory(old);
   if (old->has_expire) expires_--;
@@ -360,7 +372,8 @@ void Database::CopyKey(const Entry* e, Database* to, std::string_view new_key) c
     fresh->v.obj = e->v.obj->Clone().release();
     SetObjectAccounted(fresh, fresh->v.obj->MemoryUsage());
   }
-  to->Replace(to->LinkFor(new_key), fresh);
+  Entry* placed = to->Replace(to->LinkFor(new_key), fresh);
+  if (to->clock_ != nullptr) placed->access = to->clock_->Fresh();  // a new object, as Redis's COPY
 }
 
 void Database::MoveKey(std::string_view key, Database* to, std::string_view new_key) {
@@ -373,12 +386,13 @@ void Database::MoveKey(std::string_view key, Database* to, std::string_view new_
   int64_t expire = e->has_expire ? e->expire_ms() : kNoExpire;
   Entry* fresh = AllocEntry(new_key, expire, e->type, e->encoding, TrailingBytes(e));
   fresh->v = e->v;
+  const uint32_t stamp = e->access;  // the same object under a new name
   *link = e->next;
   memory_ -= AccountedMemory(e);
   if (e->has_expire) expires_--;
   size_--;
   std::free(e);  // the value now belongs to `fresh`
-  to->Replace(to->LinkFor(new_key), fresh);
+  to->Replace(to->LinkFor(new_key), fresh)->access = stamp;
   table_.MaybeResize(size_);
 }
 

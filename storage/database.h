@@ -30,6 +30,7 @@
 #include <string_view>
 #include <vector>
 
+#include "storage/access_clock.h"
 #include "storage/key_table.h"
 #include "storage/object.h"
 
@@ -41,10 +42,12 @@ class Database;
 struct Entry {
   Entry* next;
   uint32_t key_len;
-  ValueType type;
-  uint8_t encoding;     // kEncInt / kEncEmbedded / kEncRaw / kEncObject
-  uint8_t has_expire;
-  uint8_t reserved;
+  // Type, encoding and expire flag fit in one byte, leaving 24 bits for the
+  // access stamp (storage/access_clock.h), as in Redis's object header.
+  ValueType type : 5;
+  uint32_t encoding : 2;    // kEncInt / kEncEmbedded / kEncRaw / kEncObject
+  uint32_t has_expire : 1;
+  uint32_t access : 24;     // LRU clock or LFU minutes+counter (AccessClock)
   union {
     int64_t i;          // kEncInt: the integer value
     uint64_t len;       // kEncEmbedded: value length (bytes follow the key)
@@ -58,6 +61,7 @@ struct Entry {
   std::string_view key() const;
   int64_t expire_ms() const;  // REQUIRES: has_expire
 };
+static_assert(sizeof(Entry) == 24, "the access stamp must not grow the header");
 
 inline constexpr uint8_t kEncInt = 0;
 inline constexpr uint8_t kEncEmbedded = 1;
@@ -79,8 +83,19 @@ class Database {
   int index() const { return index_; }
   void set_expire_hook(ExpireHook hook) { expire_hook_ = std::move(hook); }
 
-  // Returns the live entry for `key`, removing it first if it has expired.
+  // The clock that stamps and touches this database's keys (none: stamps
+  // stay 0). Not owned; must outlive the database.
+  void set_access_clock(AccessClock* clock) { clock_ = clock; }
+
+  // Returns the live entry for `key`, removing it first if it has expired,
+  // and records the access (AccessClock::Touch).
   Entry* Lookup(std::string_view key, int64_t now_ms);
+  // As Lookup, without recording an access (Redis's LOOKUP_NOTOUCH: TYPE,
+  // EXISTS, TTL, OBJECT...).
+  Entry* Peek(std::string_view key, int64_t now_ms);
+  // LRU: milliseconds since the key's last access; LFU: its decayed counter.
+  uint64_t IdleMs(const Entry* e) const { return clock_ ? clock_->IdleMs(e->access) : 0; }
+  uint32_t Frequency(const Entry* e) const { return clock_ ? clock_->Frequency(e->access) : 0; }
   // Returns the entry whether or not it has expired (for replicas and loading).
   Entry* Find(std::string_view key) const;
 
@@ -188,6 +203,7 @@ class Database {
   uint64_t expire_cursor_ = 0;  // a SCAN cursor
   int64_t avg_ttl_ms_ = 0;
   ExpireHook expire_hook_;
+  AccessClock* clock_ = nullptr;
 };
 
 }  // namespace feedkv

@@ -168,11 +168,12 @@ std::string ClientInfoLine(const Server& server, const Client& c) {
   std::string flags = c.monitor ? "O" : (c.in_multi ? "x" : "N");
   return fmt::format(
       "id={} addr={} laddr={} fd={} name={} age={} idle={} flags={} db={} sub=0 psub=0 ssub=0 "
-      "multi={} qbuf={} qbuf-free=0 argv-mem=0 multi-mem=0 rbs=16384 rbp=0 obl=0 oll=0 omem={} "
+      "multi={} qbuf={} qbuf-free={} argv-mem=0 multi-mem=0 rbs=16384 rbp=0 obl=0 oll=0 omem={} "
       "tot-mem={} events=r cmd={} user=default redir=-1 resp={} lib-name={} lib-ver={}",
       c.id, c.addr, c.laddr, c.fd, c.name, (now - c.created_ms) / 1000,
       (now - c.last_interaction_ms) / 1000, flags, c.db,
-      c.in_multi ? static_cast<int64_t>(c.queued.size()) : -1, c.query_buffer_size, c.out.size(),
+      c.in_multi ? static_cast<int64_t>(c.queued.size()) : -1, c.query_buffer_size,
+      c.query_buffer_free, c.out.size(),
       c.out.capacity() + 1024, c.last_command == nullptr ? std::string_view("NULL") : c.last_command->name, c.resp,
       c.lib_name, c.lib_ver);
   (void)server;
@@ -433,8 +434,8 @@ const CommandSpec kCommands[] = {
     {"reset", 1, kConn | kNoAuth | kTxControl, 0, 0, 0, Reset, "Resets the connection.", "connection"},
     {"client", -2, 0, 0, 0, 0, ClientCmd, "A container for client connection commands.", "connection",
      kClientSubs},
-    {"readonly", 1, kFast | kLoading | kStale, 0, 0, 0, OkReply, "Enables read-only queries for a connection to a Redis Cluster replica node.", "cluster"},
-    {"readwrite", 1, kFast | kLoading | kStale, 0, 0, 0, OkReply, "Enables read-write queries for a connection to a Redis Cluster replica node.", "cluster"},
+    {"readonly", 1, kFast | kLoading | kStale | kAclConnection, 0, 0, 0, OkReply, "Enables read-only queries for a connection to a Redis Cluster replica node.", "cluster"},
+    {"readwrite", 1, kFast | kLoading | kStale | kAclConnection, 0, 0, 0, OkReply, "Enables read-write queries for a connection to a Redis Cluster replica node.", "cluster"},
 };
 
 }  // namespace

@@ -108,7 +108,7 @@ void PExpireAt(CommandContext& ctx) { ExpireGeneric(ctx, false, false); }
 // TTL, PTTL, EXPIRETIME, PEXPIRETIME: -2 for no key, -1 for no expire.
 void TtlGeneric(CommandContext& ctx, bool ms, bool absolute) {
   int64_t now = ctx.now_ms();
-  const Entry* e = ctx.db().Lookup(ctx.arg(1), now);
+  const Entry* e = ctx.db().Peek(ctx.arg(1), now);  // no access recorded, as Redis
   if (e == nullptr) {
     ctx.server.stats().keyspace_misses++;
     ctx.reply.Integer(-2);

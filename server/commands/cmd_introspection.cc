@@ -24,14 +24,18 @@ void WriteInfo(CommandContext& ctx, const CommandSpec& s) {
   r.Integer(keynum ? 0 : s.first_key);
   r.Integer(keynum ? 0 : s.last_key);
   r.Integer(keynum ? 0 : s.key_step);
-  r.SetHeader(0);  // ACL categories
+  auto categories = AclCategories(s);
+  r.SetHeader(categories.size());
+  for (auto c : categories) r.Simple(fmt::format("@{}", c));
   r.SetHeader(0);  // tips
   if (s.first_key > 0) {
     r.ArrayHeader(1);
     r.MapHeader(3);
     r.Bulk("flags");
-    r.SetHeader(1);
-    r.Simple((s.flags & kWrite) ? "RW" : "RO");
+    // The first key's flags (a row's keys share one spec here).
+    auto key_flags = KeyFlagNames(KeyFlagsOf(s, {}, s.first_key));
+    r.SetHeader(key_flags.size());
+    for (auto f : key_flags) r.Simple(f);
     r.Bulk("begin_search");
     r.MapHeader(2);
     r.Bulk("type");
@@ -91,6 +95,77 @@ void WriteDocs(CommandContext& ctx, const CommandSpec& s) {
   }
 }
 
+// COMMAND LIST [FILTERBY MODULE name | ACLCAT category | PATTERN pattern]:
+// every row's fullname that passes the filter, each container followed by its
+// subcommands. feedkv has no modules, so MODULE matches nothing.
+void CommandList(CommandContext& ctx) {
+  enum class Filter { kNone, kModule, kAclCat, kPattern } filter = Filter::kNone;
+  std::string_view arg;
+  if (ctx.argc() == 5 && EqualsIgnoreCase(ctx.arg(2), "FILTERBY")) {
+    arg = ctx.arg(4);
+    if (EqualsIgnoreCase(ctx.arg(3), "MODULE")) {
+      filter = Filter::kModule;
+    } else if (EqualsIgnoreCase(ctx.arg(3), "ACLCAT")) {
+      filter = Filter::kAclCat;
+    } else if (EqualsIgnoreCase(ctx.arg(3), "PATTERN")) {
+      filter = Filter::kPattern;
+    }
+  }
+  if (ctx.argc() != 2 && filter == Filter::kNone) return ctx.SyntaxError();
+  auto passes = [&](const CommandSpec& s) {
+    switch (filter) {
+      case Filter::kNone: return true;
+      case Filter::kModule: return false;
+      case Filter::kAclCat: {
+        for (std::string_view c : AclCategories(s)) {
+          if (EqualsIgnoreCase(c, arg)) return true;
+        }
+        return false;
+      }
+      case Filter::kPattern: return GlobMatch(arg, s.name, true);
+    }
+    return false;
+  };
+  std::vector<std::string_view> names;
+  for (const CommandSpec* s : ctx.server.table().all()) {
+    if (passes(*s)) names.push_back(s->name);
+    for (const CommandSpec& subspec : s->subs()) {
+      if (passes(subspec)) names.push_back(subspec.name);
+    }
+  }
+  ctx.reply.ArrayHeader(names.size());
+  for (std::string_view n : names) ctx.reply.Bulk(n);
+}
+
+// COMMAND GETKEYS / GETKEYSANDFLAGS full-command: the key arguments, with
+// their key-spec flags for the latter ([[key, [flag...]], ...]).
+void GetKeys(CommandContext& ctx, bool with_flags) {
+  auto argv = ctx.args.subspan(2);
+  const CommandSpec* s = ctx.server.table().Lookup(argv);
+  if (s == nullptr) return ctx.Error("ERR Invalid command specified");
+  int argc = static_cast<int>(argv.size());
+  if ((s->arity > 0 && argc != s->arity) || (s->arity < 0 && argc < -s->arity)) {
+    return ctx.Error("ERR Invalid number of arguments specified for command");
+  }
+  auto pos = CommandTable::KeyPositions(*s, argv);
+  if (pos.empty() && (s->flags & kKeyNum)) {
+    return ctx.Error("ERR Invalid arguments specified for command");  // a bad key count
+  }
+  if (pos.empty()) return ctx.Error("ERR The command has no key arguments");
+  ctx.reply.ArrayHeader(pos.size());
+  for (int p : pos) {
+    if (!with_flags) {
+      ctx.reply.Bulk(argv[static_cast<size_t>(p)]);
+      continue;
+    }
+    ctx.reply.ArrayHeader(2);
+    ctx.reply.Bulk(argv[static_cast<size_t>(p)]);
+    auto names = KeyFlagNames(KeyFlagsOf(*s, argv, p));
+    ctx.reply.ArrayHeader(names.size());
+    for (auto n : names) ctx.reply.Simple(n);
+  }
+}
+
 void Command(CommandContext& ctx) {
   const CommandTable& t = ctx.server.table();
   if (ctx.argc() == 1) {
@@ -129,41 +204,9 @@ void Command(CommandContext& ctx) {
     ctx.reply.MapHeader(list.size());
     for (const CommandSpec* s : list) WriteDocs(ctx, *s);
   } else if (EqualsIgnoreCase(sub, "LIST")) {
-    if (ctx.argc() != 2) {
-      ctx.SyntaxError();  // FILTERBY is not supported
-      return;
-    }
-    // Every command's fullname, each container followed by its subcommands.
-    size_t n = 0;
-    for (const CommandSpec* s : t.all()) n += 1 + s->subs().size();
-    ctx.reply.ArrayHeader(n);
-    for (const CommandSpec* s : t.all()) {
-      ctx.reply.Bulk(s->name);
-      for (const CommandSpec& subspec : s->subs()) ctx.reply.Bulk(subspec.name);
-    }
-  } else if (EqualsIgnoreCase(sub, "GETKEYS")) {
-    auto argv = ctx.args.subspan(2);
-    const CommandSpec* s = t.Lookup(argv);
-    if (s == nullptr) {
-      ctx.Error("ERR Invalid command specified");
-      return;
-    }
-    int argc = static_cast<int>(argv.size());
-    if ((s->arity > 0 && argc != s->arity) || (s->arity < 0 && argc < -s->arity)) {
-      ctx.Error("ERR Invalid number of arguments specified for command");
-      return;
-    }
-    auto pos = CommandTable::KeyPositions(*s, argv);
-    if (pos.empty() && (s->flags & kKeyNum)) {
-      ctx.Error("ERR Invalid arguments specified for command");  // a bad key count
-      return;
-    }
-    if (pos.empty()) {
-      ctx.Error("ERR The command has no key arguments");
-      return;
-    }
-    ctx.reply.ArrayHeader(pos.size());
-    for (int p : pos) ctx.reply.Bulk(argv[static_cast<size_t>(p)]);
+    CommandList(ctx);
+  } else if (EqualsIgnoreCase(sub, "GETKEYS") || EqualsIgnoreCase(sub, "GETKEYSANDFLAGS")) {
+    GetKeys(ctx, EqualsIgnoreCase(sub, "GETKEYSANDFLAGS"));
   } else if (EqualsIgnoreCase(sub, "HELP")) {
     ctx.ReplyHelp({
         "(no subcommand)",
@@ -182,6 +225,8 @@ void Command(CommandContext& ctx) {
         "    commands are returned.",
         "GETKEYS <full-command>",
         "    Return the keys from a full Redis command.",
+        "GETKEYSANDFLAGS <full-command>",
+        "    Return the keys and the access flags from a full Redis command.",
     });
   } else {
     ctx.SubcommandError();
@@ -189,16 +234,17 @@ void Command(CommandContext& ctx) {
 }
 
 const SubcommandSpec kCommandSubs[] = {
-    {"count", 2, kLoading | kStale, "Returns a count of commands."},
-    {"info", -2, kLoading | kStale, "Returns information about one, multiple or all commands."},
-    {"docs", -2, kLoading | kStale, "Returns documentary information about one, multiple or all commands."},
-    {"list", -2, kLoading | kStale, "Returns a list of command names."},
-    {"getkeys", -4, kLoading | kStale, "Extracts the key names from an arbitrary command."},
-    {"help", 2, kLoading | kStale, "Returns helpful text about the different subcommands."},
+    {"count", 2, kLoading | kStale | kAclConnection, "Returns a count of commands."},
+    {"info", -2, kLoading | kStale | kAclConnection, "Returns information about one, multiple or all commands."},
+    {"docs", -2, kLoading | kStale | kAclConnection, "Returns documentary information about one, multiple or all commands."},
+    {"list", -2, kLoading | kStale | kAclConnection, "Returns a list of command names."},
+    {"getkeys", -4, kLoading | kStale | kAclConnection, "Extracts the key names from an arbitrary command."},
+    {"getkeysandflags", -4, kLoading | kStale | kAclConnection, "Extracts the key names and access flags for an arbitrary command."},
+    {"help", 2, kLoading | kStale | kAclConnection, "Returns helpful text about the different subcommands."},
 };
 
 const CommandSpec kCommands[] = {
-    {"command", -1, kLoading | kStale, 0, 0, 0, Command, "Returns detailed information about all commands.", "server",
+    {"command", -1, kLoading | kStale | kAclConnection, 0, 0, 0, Command, "Returns detailed information about all commands.", "server",
      kCommandSubs},
 };
 

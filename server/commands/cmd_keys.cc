@@ -53,26 +53,31 @@ void Del(CommandContext& ctx) {
   int64_t deleted = 0;
   for (size_t i = 1; i < ctx.argc(); i++) {
     // Lookup first: a key that has expired is gone already, not deleted now.
-    if (db.Lookup(ctx.arg(i), now) != nullptr && db.Delete(ctx.arg(i))) deleted++;
+    if (db.Lookup(ctx.arg(i), now) != nullptr && db.Delete(ctx.arg(i))) {
+      deleted++;
+      ctx.Touched(ctx.client.db, ctx.arg(i));
+    }
   }
   ctx.Dirty(deleted);
   ctx.reply.Integer(deleted);
 }
 
-void Exists(CommandContext& ctx) {
+// EXISTS looks without touching; TOUCH is the same count, touching.
+void CountExisting(CommandContext& ctx, bool touch) {
   Database& db = ctx.db();
   int64_t now = ctx.now_ms();
   int64_t n = 0;
   for (size_t i = 1; i < ctx.argc(); i++) {
-    if (ctx.LookupRead(db, ctx.arg(i), now) != nullptr) n++;
+    if (ctx.LookupRead(db, ctx.arg(i), now, touch) != nullptr) n++;
   }
   ctx.reply.Integer(n);
 }
 
-void Touch(CommandContext& ctx) { Exists(ctx); }
+void Exists(CommandContext& ctx) { CountExisting(ctx, false); }
+void Touch(CommandContext& ctx) { CountExisting(ctx, true); }
 
 void Type(CommandContext& ctx) {
-  Entry* e = ctx.LookupRead(ctx.db(), ctx.arg(1), ctx.now_ms());
+  Entry* e = ctx.LookupRead(ctx.db(), ctx.arg(1), ctx.now_ms(), /*touch=*/false);
   ctx.reply.Simple(e == nullptr ? std::string_view("none") : ValueTypeName(e->type));
 }
 
@@ -215,7 +220,7 @@ void Copy(CommandContext& ctx) {
   }
   src.CopyKey(e, &dst, new_key);
   ctx.Dirty();
-  if (dst_id != src_id) ctx.Touched(dst_id, new_key);
+  ctx.Touched(dst_id, new_key);  // the source does not change
   ctx.reply.Integer(1);
 }
 
@@ -237,6 +242,7 @@ void Move(CommandContext& ctx) {
   }
   src.MoveKey(key, &dst, key);
   ctx.Dirty();
+  ctx.Touched(ctx.client.db, key);
   ctx.Touched(dst_id, key);
   ctx.reply.Integer(1);
 }
@@ -315,7 +321,8 @@ void ObjectCmd(CommandContext& ctx) {
                EqualsIgnoreCase(sub, "IDLETIME") || EqualsIgnoreCase(sub, "FREQ");
   if (!known) return ctx.SubcommandError();
   if (ctx.argc() != 3) return ctx.SubcommandError();
-  const Entry* e = ctx.LookupRead(ctx.db(), ctx.arg(2), ctx.now_ms());
+  // Looking at a key's access stamp must not change it.
+  const Entry* e = ctx.LookupRead(ctx.db(), ctx.arg(2), ctx.now_ms(), /*touch=*/false);
   if (e == nullptr) {
     ctx.reply.Null();
     return;
@@ -333,14 +340,14 @@ void ObjectCmd(CommandContext& ctx) {
                             kAdjust));
       return;
     }
-    ctx.reply.Integer(0);  // access times are not tracked per key
+    ctx.reply.Integer(static_cast<int64_t>(ctx.db().IdleMs(e) / 1000));
   } else {
     if (!LfuPolicy(ctx)) {
       ctx.Error(fmt::format(
           "ERR An LFU maxmemory policy is not selected, access frequency not tracked.{}", kAdjust));
       return;
     }
-    ctx.reply.Integer(0);  // access frequencies are not tracked per key
+    ctx.reply.Integer(ctx.db().Frequency(e));
   }
 }
 
@@ -439,15 +446,15 @@ void MemoryCmd(CommandContext& ctx) {
 }
 
 const SubcommandSpec kObjectSubs[] = {
-    {"encoding", 3, kReadOnly, "Returns the internal encoding of a Redis object.", 2, 2, 1},
-    {"refcount", 3, kReadOnly, "Returns the reference count of a value of a key.", 2, 2, 1},
-    {"idletime", 3, kReadOnly, "Returns the time since the last access to a Redis object.", 2, 2, 1},
-    {"freq", 3, kReadOnly, "Returns the logarithmic access frequency counter of a Redis object.", 2, 2, 1},
+    {"encoding", 3, kReadOnly, "Returns the internal encoding of a Redis object.", 2, 2, 1, {kKeyRO}},
+    {"refcount", 3, kReadOnly, "Returns the reference count of a value of a key.", 2, 2, 1, {kKeyRO}},
+    {"idletime", 3, kReadOnly, "Returns the time since the last access to a Redis object.", 2, 2, 1, {kKeyRO}},
+    {"freq", 3, kReadOnly, "Returns the logarithmic access frequency counter of a Redis object.", 2, 2, 1, {kKeyRO}},
     {"help", 2, kLoading | kStale, "Returns helpful text about the different subcommands."},
 };
 
 const SubcommandSpec kMemorySubs[] = {
-    {"usage", -3, kReadOnly, "Estimates the memory usage of a key.", 2, 2, 1},
+    {"usage", -3, kReadOnly, "Estimates the memory usage of a key.", 2, 2, 1, {kKeyRO}},
     {"stats", 2, 0, "Returns details about memory usage."},
     {"doctor", 2, 0, "Outputs a memory problems report."},
     {"malloc-stats", 2, 0, "Returns the allocator statistics."},
@@ -456,28 +463,28 @@ const SubcommandSpec kMemorySubs[] = {
 };
 
 const CommandSpec kCommands[] = {
-    {"del", -2, kWrite, 1, -1, 1, Del, "Deletes one or more keys.", "generic"},
+    {"del", -2, kWrite, 1, -1, 1, Del, "Deletes one or more keys.", "generic", {}, {kKeyRM | kKeyDelete}},
     {"unlink", -2, kWrite | kFast, 1, -1, 1, Del,
-     "Asynchronously deletes one or more keys.", "generic"},
+     "Asynchronously deletes one or more keys.", "generic", {}, {kKeyRM | kKeyDelete}},
     {"exists", -2, kReadOnly | kFast, 1, -1, 1, Exists, "Determines whether one or more keys exist.",
-     "generic"},
+     "generic", {}, {kKeyRO}},
     {"touch", -2, kReadOnly | kFast, 1, -1, 1, Touch,
      "Returns the number of existing keys out of those specified after updating the time they "
      "were last accessed.",
-     "generic"},
+     "generic", {}, {kKeyRO}},
     {"type", 2, kReadOnly | kFast, 1, 1, 1, Type, "Determines the type of value stored at a key.",
-     "generic"},
-    {"keys", 2, kReadOnly, 0, 0, 0, Keys, "Returns all key names that match a pattern.",
+     "generic", {}, {kKeyRO}},
+    {"keys", 2, kReadOnly | kAclDangerous, 0, 0, 0, Keys, "Returns all key names that match a pattern.",
      "generic"},
     {"scan", -2, kReadOnly, 0, 0, 0, Scan, "Iterates over the key names in the database.",
      "generic"},
     {"rename", 3, kWrite, 1, 2, 1, Rename, "Renames a key and overwrites the destination.",
-     "generic"},
+     "generic", {}, {kKeyRW | kKeyAccess | kKeyDelete, kKeyOW | kKeyUpdate}},
     {"renamenx", 3, kWrite | kFast, 1, 2, 1, RenameNx,
-     "Renames a key only when the target key name doesn't exist.", "generic"},
+     "Renames a key only when the target key name doesn't exist.", "generic", {}, {kKeyRW | kKeyAccess | kKeyDelete, kKeyOW | kKeyInsert}},
     {"copy", -3, kWrite | kDenyOom, 1, 2, 1, Copy, "Copies the value of a key to a new key.",
-     "generic"},
-    {"move", 3, kWrite | kFast, 1, 1, 1, Move, "Moves a key to another database.", "generic"},
+     "generic", {}, {kKeyRO | kKeyAccess, kKeyOW | kKeyUpdate}},
+    {"move", 3, kWrite | kFast, 1, 1, 1, Move, "Moves a key to another database.", "generic", {}, {kKeyRW | kKeyAccess | kKeyUpdate}},
     {"randomkey", 1, kReadOnly | kRandom, 0, 0, 0, RandomKey,
      "Returns a random key name from the database.", "generic"},
     {"object", -2, 0, 0, 0, 0, ObjectCmd, "A container for object introspection commands.",

@@ -242,13 +242,13 @@ void LsDiff(CommandContext& ctx) {
 constexpr uint32_t kW = kWrite | kDenyOom;
 
 const CommandSpec kCommands[] = {
-    {"lsset", 3, kW, 1, 1, 1, LsSet, "Replaces a key's value with a longset built from a client-made table image.", "longset"},
+    {"lsset", 3, kW, 1, 1, 1, LsSet, "Replaces a key's value with a longset built from a client-made table image.", "longset", {}, {kKeyOW | kKeyUpdate}},
     {"lsdump", 2, kReadOnly, 1, 1, 1, LsDump, "Returns a longset's table image (LSSET's input).", "longset"},
-    {"lsadd", -3, kW | kFast, 1, 1, 1, LsAdd, "Adds integer members to a longset. Creates the key if it doesn't exist.", "longset"},
-    {"lsrem", -3, kWrite | kFast, 1, 1, 1, LsRem, "Removes integer members from a longset. Deletes the key when it empties.", "longset"},
-    {"lsismember", 3, kReadOnly | kFast, 1, 1, 1, LsIsMember, "Determines whether an integer belongs to a longset.", "longset"},
+    {"lsadd", -3, kW | kFast, 1, 1, 1, LsAdd, "Adds integer members to a longset. Creates the key if it doesn't exist.", "longset", {}, {kKeyRW | kKeyInsert}},
+    {"lsrem", -3, kWrite | kFast, 1, 1, 1, LsRem, "Removes integer members from a longset. Deletes the key when it empties.", "longset", {}, {kKeyRW | kKeyDelete}},
+    {"lsismember", 3, kReadOnly | kFast, 1, 1, 1, LsIsMember, "Determines whether an integer belongs to a longset.", "longset", {}, {kKeyRO}},
     {"lsmismember", -3, kReadOnly | kFast, 1, 1, 1, LsMIsMember, "Determines whether several integers belong to a longset.", "longset"},
-    {"lscard", 2, kReadOnly | kFast, 1, 1, 1, LsCard, "Returns the number of members of a longset.", "longset"},
+    {"lscard", 2, kReadOnly | kFast, 1, 1, 1, LsCard, "Returns the number of members of a longset.", "longset", {}, {kKeyRO}},
     {"lsmembers", 2, kReadOnly, 1, 1, 1, LsMembers, "Returns all members of a longset, as integers.", "longset"},
     {"lsscan", -3, kReadOnly, 1, 1, 1, LsScan, "Iterates over the members of a longset, stable across growth.", "longset"},
     {"lsinter", -2, kReadOnly, 1, -1, 1, LsInter, "Returns the intersection of longsets, as integers.", "longset"},

@@ -161,7 +161,7 @@ const CommandSpec kCommands[] = {
     {"bgrewriteaof", 1, kAdmin | kNoScript, 0, 0, 0, BgRewriteAof,
      "Asynchronously rewrites the append-only file to disk (new snapshot + new AOF segment).",
      "server"},
-    {"lastsave", 1, kFast | kLoading | kStale, 0, 0, 0, LastSave,
+    {"lastsave", 1, kFast | kLoading | kStale | kAclAdmin | kAclDangerous, 0, 0, 0, LastSave,
      "Returns the Unix timestamp of the last successful save to disk.", "server"},
     {"debug", -2, kAdmin | kNoScript | kLoading | kStale | kProtected, 0, 0, 0, Debug,
      "A container for debugging commands (DIGEST, DIGEST-VALUE, RELOAD, SLEEP, OBJECT).", "server"},

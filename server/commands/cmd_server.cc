@@ -97,8 +97,8 @@ bool FlushModeOk(CommandContext& ctx) {
 void FlushDb(CommandContext& ctx) {
   if (!FlushModeOk(ctx)) return;
   size_t n = ctx.db().size();
+  ctx.server.TouchWatchedInDb(ctx.client.db);
   ctx.db().Clear();
-  ctx.server.TouchAllKeys(ctx.client.db);
   ctx.Dirty(std::max<int64_t>(1, static_cast<int64_t>(n)));
   ctx.reply.Ok();
 }
@@ -110,9 +110,9 @@ void FlushAll(CommandContext& ctx) {
   ctx.server.counter_spaces().clear();
   for (int i = 0; i < ctx.server.num_dbs(); i++) {
     n += ctx.server.db(i).size();
+    ctx.server.TouchWatchedInDb(i);
     ctx.server.db(i).Clear();
   }
-  ctx.server.TouchAllKeys(-1);
   ctx.Dirty(std::max<int64_t>(1, static_cast<int64_t>(n)));
   ctx.reply.Ok();
 }
@@ -132,9 +132,9 @@ void SwapDb(CommandContext& ctx) {
     return;
   }
   if (a != b) {
+    ctx.server.TouchWatchedInDb(static_cast<int>(a), static_cast<int>(b));
+    ctx.server.TouchWatchedInDb(static_cast<int>(b), static_cast<int>(a));
     ctx.server.db(static_cast<int>(a)).Swap(ctx.server.db(static_cast<int>(b)));
-    ctx.server.TouchAllKeys(static_cast<int>(a));
-    ctx.server.TouchAllKeys(static_cast<int>(b));
   }
   ctx.Dirty();
   ctx.reply.Ok();
@@ -362,21 +362,21 @@ const SubcommandSpec kLatencySubs[] = {
 };
 
 const CommandSpec kCommands[] = {
-    {"info", -1, kLoading | kStale, 0, 0, 0, Info, "Returns information and statistics about the server.", "server"},
+    {"info", -1, kLoading | kStale | kAclDangerous, 0, 0, 0, Info, "Returns information and statistics about the server.", "server"},
     {"config", -2, 0, 0, 0, 0, ConfigCmd, "A container for server configuration commands.", "server",
      kConfigSubs},
-    {"dbsize", 1, kReadOnly | kFast, 0, 0, 0, DbSize, "Returns the number of keys in the database.", "server"},
-    {"flushdb", -1, kWrite, 0, 0, 0, FlushDb, "Removes all keys from the current database.", "server"},
-    {"flushall", -1, kWrite, 0, 0, 0, FlushAll, "Removes all keys from all databases.", "server"},
-    {"swapdb", 3, kWrite | kFast, 0, 0, 0, SwapDb, "Swaps two Redis databases.", "server"},
+    {"dbsize", 1, kReadOnly | kFast | kAclKeyspace, 0, 0, 0, DbSize, "Returns the number of keys in the database.", "server"},
+    {"flushdb", -1, kWrite | kAclKeyspace | kAclDangerous, 0, 0, 0, FlushDb, "Removes all keys from the current database.", "server"},
+    {"flushall", -1, kWrite | kAclKeyspace | kAclDangerous, 0, 0, 0, FlushAll, "Removes all keys from all databases.", "server"},
+    {"swapdb", 3, kWrite | kFast | kAclKeyspace | kAclDangerous, 0, 0, 0, SwapDb, "Swaps two Redis databases.", "server"},
     {"time", 1, kLoading | kStale | kFast | kRandom, 0, 0, 0, Time, "Returns the server time.", "server"},
     {"shutdown", -1, kAdmin | kNoScript | kLoading | kStale | kNoMulti, 0, 0, 0, Shutdown, "Synchronously saves the database(s) to disk and shuts down the Redis server.", "server"},
     {"slowlog", -2, 0, 0, 0, 0, Slowlog, "A container for slow log commands.", "server", kSlowlogSubs},
     {"latency", -2, 0, 0, 0, 0, Latency, "A container for latency diagnostics commands.", "server",
      kLatencySubs},
     {"monitor", 1, kAdmin | kNoScript | kLoading | kStale, 0, 0, 0, Monitor, "Listens for all requests received by the server in real-time.", "server"},
-    {"role", 1, kNoScript | kLoading | kStale | kFast, 0, 0, 0, Role, "Returns the replication role.", "server"},
-    {"wait", 3, 0, 0, 0, 0, Wait, "Blocks until the asynchronous replication of all preceding write commands sent by the connection is completed.", "generic"},
+    {"role", 1, kNoScript | kLoading | kStale | kFast | kAclAdmin | kAclDangerous, 0, 0, 0, Role, "Returns the replication role.", "server"},
+    {"wait", 3, kAclConnection, 0, 0, 0, Wait, "Blocks until the asynchronous replication of all preceding write commands sent by the connection is completed.", "generic"},
 };
 
 }  // namespace

@@ -257,6 +257,9 @@ void SMove(CommandContext& ctx) {
   }
   src->Remove(member);
   AfterRemoval(ctx, ctx.arg(1), src_e, src);
+  ctx.Touched(ctx.client.db, ctx.arg(1));
+  // As Redis: the destination changes only if the member was not there yet.
+  if (dst == nullptr || !dst->Contains(member)) ctx.Touched(ctx.client.db, ctx.arg(2));
   if (dst == nullptr) {
     std::unique_ptr<SetValue> fresh;
     Status st = SetValue::FromMembers(std::span<const std::string_view>(&member, 1), options, &fresh);
@@ -275,13 +278,18 @@ void SMove(CommandContext& ctx) {
 
 // Stores `result` at args[1] (deleting the key when it is empty) and replies its size.
 void StoreResult(CommandContext& ctx, std::unique_ptr<SetValue> result) {
+  // Only the destination changes, never the sources.
   if (result == nullptr) {
-    if (ctx.db().Delete(ctx.arg(1))) ctx.Dirty();
+    if (ctx.db().Delete(ctx.arg(1))) {
+      ctx.Dirty();
+      ctx.Touched(ctx.client.db, ctx.arg(1));
+    }
     return ctx.reply.Integer(0);
   }
   const auto n = static_cast<int64_t>(result->size());
   ctx.db().SetObject(ctx.arg(1), std::move(result), kNoExpire, false);
   ctx.Dirty();
+  ctx.Touched(ctx.client.db, ctx.arg(1));
   ctx.reply.Integer(n);
 }
 
@@ -450,22 +458,22 @@ void SScan(CommandContext& ctx) {
 constexpr uint32_t kW = kWrite | kDenyOom;
 
 const CommandSpec kCommands[] = {
-    {"sadd", -3, kW | kFast, 1, 1, 1, SAdd, "Adds one or more members to a set. Creates the key if it doesn't exist.", "set"},
-    {"srem", -3, kWrite | kFast, 1, 1, 1, SRem, "Removes one or more members from a set. Deletes the set if the last member was removed.", "set"},
-    {"sismember", 3, kReadOnly | kFast, 1, 1, 1, SIsMember, "Determines whether a member belongs to a set.", "set"},
+    {"sadd", -3, kW | kFast, 1, 1, 1, SAdd, "Adds one or more members to a set. Creates the key if it doesn't exist.", "set", {}, {kKeyRW | kKeyInsert}},
+    {"srem", -3, kWrite | kFast, 1, 1, 1, SRem, "Removes one or more members from a set. Deletes the set if the last member was removed.", "set", {}, {kKeyRW | kKeyDelete}},
+    {"sismember", 3, kReadOnly | kFast, 1, 1, 1, SIsMember, "Determines whether a member belongs to a set.", "set", {}, {kKeyRO}},
     {"smismember", -3, kReadOnly | kFast, 1, 1, 1, SMIsMember, "Determines whether multiple members belong to a set.", "set"},
-    {"scard", 2, kReadOnly | kFast, 1, 1, 1, SCard, "Returns the number of members in a set.", "set"},
+    {"scard", 2, kReadOnly | kFast, 1, 1, 1, SCard, "Returns the number of members in a set.", "set", {}, {kKeyRO}},
     {"smembers", 2, kReadOnly, 1, 1, 1, SMembers, "Returns all members of a set.", "set"},
     {"srandmember", -2, kReadOnly | kRandom, 1, 1, 1, SRandMember, "Get one or multiple random members from a set", "set"},
-    {"spop", -2, kWrite | kRandom | kFast, 1, 1, 1, SPop, "Returns one or more random members from a set after removing them. Deletes the set if the last member was popped.", "set"},
-    {"smove", 4, kWrite | kFast, 1, 2, 1, SMove, "Moves a member from one set to another.", "set"},
+    {"spop", -2, kWrite | kRandom | kFast, 1, 1, 1, SPop, "Returns one or more random members from a set after removing them. Deletes the set if the last member was popped.", "set", {}, {kKeyRW | kKeyAccess | kKeyDelete}},
+    {"smove", 4, kWrite | kFast, 1, 2, 1, SMove, "Moves a member from one set to another.", "set", {}, {kKeyRW | kKeyAccess | kKeyDelete, kKeyRW | kKeyInsert}},
     {"sinter", -2, kReadOnly, 1, -1, 1, SInter, "Returns the intersect of multiple sets.", "set"},
     {"sintercard", -3, kReadOnly | kKeyNum, 1, 1, 1, SInterCard, "Returns the number of members of the intersect of multiple sets.", "set"},
-    {"sinterstore", -3, kW, 1, -1, 1, SInterStore, "Stores the intersect of multiple sets in a key.", "set"},
+    {"sinterstore", -3, kW, 1, -1, 1, SInterStore, "Stores the intersect of multiple sets in a key.", "set", {}, {kKeyRW | kKeyUpdate, kKeyRO | kKeyAccess}},
     {"sunion", -2, kReadOnly, 1, -1, 1, SUnion, "Returns the union of multiple sets.", "set"},
-    {"sunionstore", -3, kW, 1, -1, 1, SUnionStore, "Stores the union of multiple sets in a key.", "set"},
+    {"sunionstore", -3, kW, 1, -1, 1, SUnionStore, "Stores the union of multiple sets in a key.", "set", {}, {kKeyOW | kKeyUpdate, kKeyRO | kKeyAccess}},
     {"sdiff", -2, kReadOnly, 1, -1, 1, SDiff, "Returns the difference of multiple sets.", "set"},
-    {"sdiffstore", -3, kW, 1, -1, 1, SDiffStore, "Stores the difference of multiple sets in a key.", "set"},
+    {"sdiffstore", -3, kW, 1, -1, 1, SDiffStore, "Stores the difference of multiple sets in a key.", "set", {}, {kKeyOW | kKeyUpdate, kKeyRO | kKeyAccess}},
     {"sscan", -3, kReadOnly | kRandom, 1, 1, 1, SScan, "Iterates over members of a set.", "set"},
 };
 

@@ -16,6 +16,18 @@ void EndTransaction(Server& server, Client& c) {
   server.UnwatchAll(c);
 }
 
+// As Redis's isWatchedKeyExpired: a watched key that has expired since WATCH
+// changed, even if nothing has removed it yet. (WATCH drops a key already
+// expired, so any expired key still here was live when watched.)
+bool WatchedKeyExpired(CommandContext& ctx) {
+  const int64_t now = ctx.now_ms();
+  for (const WatchedKey& w : ctx.client.watched) {
+    const Entry* e = ctx.server.db(w.db).Find(w.key);
+    if (e != nullptr && e->has_expire && e->expire_ms() <= now) return true;
+  }
+  return false;
+}
+
 void Multi(CommandContext& ctx) {
   if (ctx.client.in_multi) {
     ctx.Error(protocol::err::kMultiNested);
@@ -37,7 +49,7 @@ void Exec(CommandContext& ctx) {
     ctx.Error(protocol::err::kExecAbort);
     return;
   }
-  if (c.watch_dirty) {
+  if (c.watch_dirty || WatchedKeyExpired(ctx)) {
     EndTransaction(ctx.server, c);
     ctx.reply.NullArray();
     return;
@@ -71,7 +83,7 @@ void Watch(CommandContext& ctx) {
   for (size_t i = 1; i < ctx.argc(); i++) {
     // A key that is already logically expired counts as absent: expire it
     // now so a later write is seen as a change.
-    ctx.db().Lookup(ctx.arg(i), ctx.now_ms());
+    ctx.db().Peek(ctx.arg(i), ctx.now_ms());
     ctx.server.Watch(ctx.client, ctx.client.db, ctx.arg(i));
   }
   ctx.reply.Ok();

@@ -190,6 +190,11 @@ TEST_F(SubcommandDispatchTest, EveryContainerAnswersHelpAsRedis) {
     std::string upper(s->name);
     for (char& c : upper) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
     std::string r = Run({std::string(s->name), "HELP"});
+    if (s->name == "cluster") {
+      // Without cluster support Redis refuses CLUSTER HELP too.
+      EXPECT_EQ(r, "-ERR This instance has cluster support disabled\r\n");
+      continue;
+    }
     EXPECT_EQ(r.substr(0, 1), "*");
     EXPECT_NE(r.find("\r\n+" + upper + " <subcommand> [<arg> [value] [opt] ...]. Subcommands are:\r\n"),
               std::string::npos)
