@@ -82,8 +82,12 @@ bool ParseSoftSeconds(std::string_view s, int64_t* out) {
   }
   const bool neg = s[0] == '-';
   if (s[0] == '+' || s[0] == '-') s.remove_prefix(1);
-  int64_t v;
-  if (!ParseInt(s, &v) || v < 0 || v > INT32_MAX || (neg && v != 0)) return false;
+  int64_t v = 0;
+  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (s.empty() || ec != std::errc() || p != s.data() + s.size() || v < 0 || v > INT32_MAX ||
+      (neg && v != 0)) {
+    return false;
+  }
   *out = v;
   return true;
 }
