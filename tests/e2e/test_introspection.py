@@ -7,7 +7,6 @@ Tests that mirror Redis were checked against redis-server 7.0.15
 (FEEDKV_SERVER=/usr/bin/redis-server).
 """
 
-import os
 import shutil
 import subprocess
 import time

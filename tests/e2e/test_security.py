@@ -13,7 +13,6 @@ Every expectation here was checked against redis-server 7.0.15
 this machine's own addresses; they are skipped when it has none.
 """
 
-import os
 import socket
 import subprocess
 import time
