@@ -323,7 +323,7 @@ void Server::FeedMonitors(const Client& c, std::span<const std::string_view> arg
   // A monitor is otherwise idle, so nothing else would send its feed.
   // Flush may close the connection, which erases it from connections_: step first.
   for (auto it = connections_.begin(); it != connections_.end();) {
-    Connection* conn = (it++)->second;
+    Connection* conn = (it++)->second.get();
     if (conn->client().monitor && &conn->client() != &c) conn->Flush();
   }
 }

@@ -27,6 +27,11 @@ constexpr size_t kPauseReadingAt = 64 * 1024 * 1024;
 constexpr uint64_t kUncountedReplyBytes = 16 * 1024;
 }  // namespace
 
+bool IsLocalPeer(const boost::asio::ip::address& peer) {
+  // is_loopback: 127.0.0.0/8 for IPv4, exactly ::1 for IPv6.
+  return peer.is_loopback();
+}
+
 bool ProtectedModeRefuses(const ServerConfig& cfg, bool local_client) {
   return cfg.protected_mode && cfg.requirepass.empty() && !local_client;
 }
@@ -60,7 +65,7 @@ Connection::Connection(Server& server, Socket socket, std::string addr, std::str
 Connection::~Connection() = default;
 
 void Connection::Start() {
-  server_.AddConnection(this);
+  server_.AddConnection(shared_from_this());
   // Flush writes synchronously first; it must never block the command thread.
   boost::system::error_code ec;
   socket_.non_blocking(true, ec);
@@ -78,15 +83,20 @@ void Connection::DoRead() {
   // may go out (Server::SetAckOffset resumes it), as Redis reads a client once per
   // loop turn and writes the AOF before replying. A pipelining client then cannot
   // run the AOF writer arbitrarily far behind.
-  if (client_.out.size() + writing_.size() > kPauseReadingAt ||
+  if (client_.out.size() + writing_.size() > PauseReadingAt() ||
       client_.reply_barrier > server_.ack_offset()) {
     reading_paused_ = true;
-    // Only pending operations own a connection; a paused one may have none.
-    if (!parked_) parked_ = shared_from_this();
     return;
   }
   reading_paused_ = false;
-  ReleaseParked();
+  if (input_held_) {
+    // Commands read earlier wait behind a reply backlog that is now gone: run
+    // them before reading more. Posted, so a long backlog of held input does
+    // not recurse through Flush and DoRead.
+    input_held_ = false;
+    boost::asio::post(server_.io(), [self = shared_from_this()] { self->RunHeldInput(); });
+    return;
+  }
   // Compact consumed bytes, then make room for the next read (or for the
   // whole of a large bulk the parser is waiting for).
   if (in_start_ > 0) {
@@ -116,6 +126,14 @@ void Connection::DoRead() {
                           [self](const boost::system::error_code& ec, size_t n) {
                             self->OnRead(ec, n);
                           });
+}
+
+void Connection::RunHeldInput() {
+  if (closed_) return;
+  ProcessInput();
+  if (closed_) return;
+  Flush();
+  DoRead();
 }
 
 void Connection::OnRead(const boost::system::error_code& ec, size_t n) {
@@ -175,6 +193,22 @@ void Connection::ProcessInput() {
       stop_reading_ = true;
       break;
     }
+    // Limits are checked as replies are appended, as Redis does: one read of
+    // small commands (GET of a big value × 700) must not build gigabytes of
+    // replies before anything looks. Past the hard limit the client is closed
+    // at once; past the pause threshold the rest of its input waits until the
+    // client has read its replies (DoRead runs it then).
+    const size_t unsent = client_.out.size() + writing_.size();
+    if (unsent > kUncountedReplyBytes) {
+      if (OutputOverLimit()) {
+        CloseOverOutputLimit();
+        return;
+      }
+      if (unsent > PauseReadingAt()) {
+        input_held_ = in_start_ < in_len_;
+        break;
+      }
+    }
   }
   client_.query_buffer_size = in_len_ - in_start_;
 }
@@ -188,13 +222,26 @@ bool Connection::OutputOverLimit() {
   return OutputBufferOverLimit(limit, counted, NowMs() / 1000, &obuf_soft_since_s_);
 }
 
+size_t Connection::PauseReadingAt() const {
+  // A hard limit at or above the pause closes the client where Redis would,
+  // rather than pausing it just short of the limit forever.
+  const OutputBufferLimit& limit =
+      server_.cfg().client_output_buffer_limit[static_cast<size_t>(ClientClass::kNormal)];
+  if (limit.hard_bytes == 0) return kPauseReadingAt;
+  return std::max<uint64_t>(kPauseReadingAt, limit.hard_bytes + kUncountedReplyBytes);
+}
+
+void Connection::CloseOverOutputLimit() {
+  server_.Log(3, "Client " + client_.addr + " closed for overcoming of output buffer limits.");
+  server_.stats().client_output_buffer_limit_disconnections++;
+  Close();
+}
+
 void Connection::Flush() {
   if (closed_) return;
   // Checked while a write is in flight too: replies pile up in out_ then.
   if (OutputOverLimit()) {
-    server_.Log(3, "Client " + client_.addr + " closed for overcoming of output buffer limits.");
-    server_.stats().client_output_buffer_limit_disconnections++;
-    Close();
+    CloseOverOutputLimit();
     return;
   }
   if (write_in_flight_) return;
@@ -250,15 +297,9 @@ void Connection::OnWritten(const boost::system::error_code& ec, size_t n) {
   if (reading_paused_) DoRead();
 }
 
-void Connection::ReleaseParked() {
-  // Dropped from the event loop, never here: the caller may still use `this`.
-  if (parked_) boost::asio::post(server_.io(), [p = std::move(parked_)] {});
-}
-
 void Connection::Close() {
   if (closed_) return;
   closed_ = true;
-  ReleaseParked();
   boost::system::error_code ignored;
   socket_.shutdown(Socket::shutdown_both, ignored);
   socket_.close(ignored);
@@ -350,9 +391,8 @@ void Listener::AcceptTcp() {
       auto local = s.local_endpoint(ignored);
       std::string addr = remote.address().to_string() + ":" + std::to_string(remote.port());
       std::string laddr = local.address().to_string() + ":" + std::to_string(local.port());
-      // Local as Redis's connIsLocal: 127.0.0.0/8 or ::1.
-      const bool loopback = remote.address().is_loopback();
-      Admit(Connection::Socket(std::move(s)), std::move(addr), std::move(laddr), loopback);
+      const bool local_peer = IsLocalPeer(remote.address());
+      Admit(Connection::Socket(std::move(s)), std::move(addr), std::move(laddr), local_peer);
     }
     if (tcp_ && tcp_->is_open()) AcceptTcp();
   });

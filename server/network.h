@@ -52,7 +52,11 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void CountWritten(size_t n);
   // client-output-buffer-limit for the normal class; updates the soft-limit clock.
   bool OutputOverLimit();
-  void ReleaseParked();
+  void CloseOverOutputLimit();
+  // Unsent reply bytes past which no more input is read or run.
+  size_t PauseReadingAt() const;
+  // Runs input that was held back while replies were backlogged.
+  void RunHeldInput();
 
   Server& server_;
   Socket socket_;
@@ -67,10 +71,14 @@ class Connection : public std::enable_shared_from_this<Connection> {
   bool reading_paused_ = false;
   bool closed_ = false;
   bool stop_reading_ = false;  // after a protocol error or QUIT
-  // Holds this connection while reading is paused and no operation is pending.
-  std::shared_ptr<Connection> parked_;
+  // Parsed-ahead input waits: the reply backlog passed the pause threshold.
+  bool input_held_ = false;
   int64_t obuf_soft_since_s_ = 0;  // unix seconds the soft limit was first seen reached; 0: not
 };
+
+// Whether a TCP peer is local as Redis's connIsLocal: 127.0.0.0/8 or ::1 (an
+// IPv4-mapped ::ffff:127.x is not, as in Redis). Unix-socket clients are local.
+bool IsLocalPeer(const boost::asio::ip::address& peer);
 
 // Protected mode: a client that is not local (loopback or Unix socket) is
 // refused while protected-mode is yes and no password is set, as Redis 7.

@@ -11,6 +11,8 @@
 #include <ctime>
 #include <fmt/format.h>
 
+#include <boost/asio/post.hpp>
+
 #include "server/network.h"
 
 namespace feedkv::server {
@@ -165,16 +167,26 @@ bool Server::Shutdown(const ShutdownOptions& options) {
   for (auto& l : listeners_) l->Close();
   cron_timer_.cancel();
   // Close clients after the hooks, so a SHUTDOWN reply ordering is not needed.
-  std::vector<Connection*> conns;
+  std::vector<std::shared_ptr<Connection>> conns;
   for (auto& [id, c] : connections_) conns.push_back(c);
-  for (Connection* c : conns) c->Close();
+  for (auto& c : conns) c->Close();
   Log(3, "feedkv is now ready to exit, bye bye...");
   io_.stop();
   return true;
 }
 
-void Server::AddConnection(Connection* c) { connections_[c->client().id] = c; }
-void Server::RemoveConnection(Connection* c) { connections_.erase(c->client().id); }
+void Server::AddConnection(std::shared_ptr<Connection> c) {
+  const uint64_t id = c->client().id;
+  connections_.emplace(id, std::move(c));
+}
+
+void Server::RemoveConnection(Connection* c) {
+  auto it = connections_.find(c->client().id);
+  if (it == connections_.end() || it->second.get() != c) return;
+  // Destroyed from the event loop, never here: the caller may still use `c`.
+  boost::asio::post(io_, [last = std::move(it->second)] {});
+  connections_.erase(it);
+}
 
 void Server::RemoveMonitor(Client* c) {
   std::erase(monitors_, c);
@@ -197,7 +209,7 @@ void Server::SetAckOffset(uint64_t offset) {
       continue;
     }
     c.reply_barrier = 0;
-    Connection* conn = it->second;
+    std::shared_ptr<Connection> conn = it->second;  // Flush may close it
     conn->Flush();
     if (!conn->closed()) conn->ResumeReading();
   }
@@ -302,12 +314,12 @@ void Server::Cron() {
   }
   // Idle clients.
   if (cfg().timeout > 0) {
-    std::vector<Connection*> idle;
+    std::vector<std::shared_ptr<Connection>> idle;
     for (auto& [id, c] : connections_) {
       const Client& cl = c->client();
       if (!cl.monitor && now - cl.last_interaction_ms > cfg().timeout * 1000) idle.push_back(c);
     }
-    for (Connection* c : idle) {
+    for (auto& c : idle) {
       Log(1, "Closing idle client");
       c->Close();
     }

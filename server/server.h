@@ -139,9 +139,13 @@ class Server {
 
   // Clients.
   uint64_t NextClientId() { return next_client_id_++; }
-  void AddConnection(Connection* c);
+  // The server owns every open connection: it enters the table when it starts
+  // and leaves it only in Connection::Close, and it is destroyed from the event
+  // loop after that (a caller may still be inside one of its methods).
+  using ConnectionMap = std::map<uint64_t, std::shared_ptr<Connection>>;
+  void AddConnection(std::shared_ptr<Connection> c);
   void RemoveConnection(Connection* c);
-  const std::map<uint64_t, Connection*>& connections() const { return connections_; }
+  const ConnectionMap& connections() const { return connections_; }
   size_t num_clients() const { return connections_.size(); }
 
   // WATCH registry.
@@ -236,7 +240,7 @@ class Server {
   std::vector<std::unique_ptr<Database>> dbs_;
   CounterSpaces counter_spaces_;
   std::vector<std::unique_ptr<Listener>> listeners_;
-  std::map<uint64_t, Connection*> connections_;
+  ConnectionMap connections_;
   uint64_t next_client_id_ = 1;
   ServerStats stats_;
   std::vector<CommandStats> command_stats_;  // by CommandSpec::id

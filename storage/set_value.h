@@ -206,7 +206,8 @@ std::unique_ptr<SetValue> SetInter(std::span<const SetValue* const> sets,
                                    const LongSetOptions& options);
 
 namespace set_internal {
-// The order in which ForEachInter checks sets: indices sorted by size, smallest first.
+// The order in which ForEachInter checks sets: indices sorted by size, smallest
+// first (ties by position), each distinct set once.
 std::vector<size_t> BySize(std::span<const SetValue* const> sets);
 }  // namespace set_internal
 

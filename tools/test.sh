@@ -8,7 +8,9 @@
 # 3. runs every test: ctest --test-dir build --output-on-failure
 #    (GoogleTest unit tests, label "unit", and the pytest end-to-end suite, label "e2e"),
 # 4. with --sanitize, or when CI=true, also builds build-asan/ with ASan+UBSan
-#    (-DFEEDKV_SANITIZE=ON -DFEEDKV_BENCH=OFF) and runs its unit tests (ctest -L unit).
+#    (-DFEEDKV_SANITIZE=ON -DFEEDKV_BENCH=OFF) and runs its unit tests (ctest -L unit)
+#    and the end-to-end files on connections, durability and hostile clients
+#    against the sanitized server (ctest -L e2e-sanitized).
 #
 # ctest prints its own summary ("100% tests passed, 0 tests failed out of N");
 # the exit status is non-zero if any stage failed.
@@ -26,7 +28,7 @@ while (($#)); do
     --no-sanitize) sanitize=0 ;;
     -j) shift; jobs="$1" ;;
     -j*) jobs="${1#-j}" ;;
-    -h|--help) sed -n '2,16p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,18p' "$0"; exit 0 ;;
     *) echo "tools/test.sh: unknown argument '$1' (try --help)" >&2; exit 2 ;;
   esac
   shift
@@ -59,6 +61,10 @@ if ((sanitize)); then
   export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
   if ! ctest --test-dir build-asan -L unit --output-on-failure --timeout 600 -j "$jobs"; then
     failed+=("build-asan/ ctest -L unit")
+  fi
+  stage "end-to-end tests against the sanitized server (build-asan/): ctest -L e2e-sanitized"
+  if ! ctest --test-dir build-asan -L e2e-sanitized --output-on-failure; then
+    failed+=("build-asan/ ctest -L e2e-sanitized")
   fi
 fi
 

@@ -365,7 +365,7 @@ void ClientCmd(CommandContext& ctx) {
           return;
         }
       }
-      if (match && (!skipme || &o != &c || old_form)) victims.push_back(conn);
+      if (match && (!skipme || &o != &c || old_form)) victims.push_back(conn.get());
     }
     if (old_form && victims.empty()) {
       ctx.Error("ERR No such client");

@@ -74,6 +74,12 @@ def is_real_redis():
     return os.path.basename(server_binary()).startswith("redis-server")
 
 
+def is_sanitized():
+    """True when the server under test is the ASan+UBSan build (its RSS holds
+    shadow memory and a quarantine of freed blocks: RSS bounds do not apply)."""
+    return os.environ.get("FEEDKV_SANITIZED") == "1"
+
+
 def free_port():
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
         s.bind(("127.0.0.1", 0))

@@ -46,10 +46,20 @@ def wait_until(pred, timeout=10.0, what="condition"):
 LIVE = []  # every Server started, so a failing test leaves no process behind
 
 
+SANITIZER_MARKERS = ("ERROR: AddressSanitizer", "ERROR: LeakSanitizer", "runtime error:",
+                     "Segmentation fault", "terminate called")
+
+
 def kill_all():
+    """Kills every server started; returns the sanitizer or crash reports
+    found in their logs (empty when none)."""
+    reports = []
     for s in LIVE:
         s.kill9()
+        text = s.log_text()
+        reports += [f"{s.log_path}: {m}" for m in SANITIZER_MARKERS if m in text]
     LIVE.clear()
+    return reports
 
 
 class Server:

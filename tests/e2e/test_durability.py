@@ -37,7 +37,8 @@ BIG = 16 * 1024
 @pytest.fixture(autouse=True)
 def _no_leftover_servers():
     yield
-    kill_all()
+    reports = kill_all()
+    assert not reports, f"sanitizer or crash report in the server log: {reports}"
 
 
 def value_for(key, size):

@@ -11,7 +11,7 @@ import time
 import pytest
 import redis
 
-from conftest import RawConn, RespError, is_real_redis, wait_until
+from conftest import RawConn, RespError, is_real_redis, is_sanitized, wait_until
 
 NOT_IN_MULTI = RespError("ERR Command not allowed inside a transaction")
 
@@ -69,10 +69,11 @@ def test_no_multi_flag_in_command_info_matches_redis(r):
 # Before AUTH: no big announcements; buffers follow the bytes that arrive
 # ---------------------------------------------------------------------------
 
-def rss_bytes(pid):
+def rss_bytes(pid, field="VmRSS"):
+    """The process's resident set (VmRSS), or its peak with field="VmHWM"."""
     with open(f"/proc/{pid}/status") as f:
         for line in f:
-            if line.startswith("VmRSS:"):
+            if line.startswith(field + ":"):
                 return int(line.split()[1]) * 1024
     return 0
 
@@ -175,3 +176,53 @@ def _ping(port):
 def server_binary_path():
     from conftest import server_binary
     return server_binary()
+
+
+# ---------------------------------------------------------------------------
+# One read of small commands whose replies are huge
+# ---------------------------------------------------------------------------
+
+def peak_rss_bytes(pid):
+    return rss_bytes(pid, "VmHWM")
+
+
+def flood_gets_without_reading(server, raw, value_mb=4, gets=700):
+    """A 4 MB value, then one 6,300-byte write of GET big × 700 from a client
+    that never reads: 2.8 GB of replies asked for in a single packet."""
+    r = server.client(decode_responses=False)
+    r.set("big", b"x" * (value_mb << 20))
+    flood = raw()
+    flood.send(b"GET big\r\n" * gets)
+    return r, flood
+
+
+@pytest.mark.server_args("--client-output-buffer-limit", "normal 64mb 0 0")
+def test_one_read_cannot_defeat_the_output_buffer_limit(server, raw):
+    r, flood = flood_gets_without_reading(server, raw)
+    assert wait_until(lambda: r.info("clients")["connected_clients"] == 1, timeout=20), \
+        "the flooding client was never closed"
+    peak = peak_rss_bytes(server.proc.pid)
+    if not is_sanitized():
+        assert peak < 200 << 20, f"peak RSS {peak >> 20} MB for one 6 KB read (limit 64 MB)"
+    assert r.ping()
+    flood.close()
+
+
+@pytest.mark.skipif(is_real_redis(), reason="Redis has no reading pause: with no output "
+                    "limit it builds every reply (2.8 GB here); the pause is feedkv's")
+def test_one_read_without_a_limit_stops_at_the_reading_pause(server, raw):
+    r, flood = flood_gets_without_reading(server, raw)
+    time.sleep(1.0)
+    peak = peak_rss_bytes(server.proc.pid)
+    if not is_sanitized():
+        assert peak < 200 << 20, f"peak RSS {peak >> 20} MB for one 6 KB read (no limit)"
+    assert r.ping()
+    # The held commands still run, in order, once the client reads.
+    flood.sock.settimeout(60)
+    want = 700 * (len(b"$4194304\r\n") + (4 << 20) + 2)
+    got = 0
+    while got < want:
+        chunk = flood.sock.recv(1 << 20)
+        assert chunk, f"closed after {got} of {want} reply bytes"
+        got += len(chunk)
+    assert got == want

@@ -9,8 +9,9 @@
 - client-output-buffer-limit parsed with memory units, soft limit honoured.
 
 Every expectation here was checked against redis-server 7.0.15
-(FEEDKV_SERVER=/usr/bin/redis-server). The non-loopback tests connect to one of
-this machine's own addresses; they are skipped when it has none.
+(FEEDKV_SERVER=/usr/bin/redis-server). The non-loopback tests run the server
+in a network namespace of their own (tests/e2e/netns.py) and connect to it
+from a non-loopback address there; they are skipped where one cannot be made.
 """
 
 import socket
@@ -19,7 +20,8 @@ import time
 
 import pytest
 
-from conftest import RawConn, RespError, is_real_redis, server_binary, wait_until
+from conftest import RawConn, RespError, free_port, is_real_redis, server_binary, wait_until
+from netns import NetNamespace
 
 PROTECTED_ERR = "ERR CONFIG SET failed (possibly related to argument '{}') - can't set protected config"
 IMMUTABLE_ERR = "ERR CONFIG SET failed (possibly related to argument '{}') - can't set immutable config"
@@ -140,48 +142,76 @@ def test_file_names_from_config_file_and_command_line(tmp_path, start_server):
 
 # --- item 11: protected mode -------------------------------------------------
 
-def own_non_loopback_ipv4():
-    """One of this machine's own IPv4 addresses that is not loopback, or None."""
-    try:
-        out = subprocess.run(["ip", "-o", "-4", "addr", "show", "scope", "global"],
-                             capture_output=True, text=True, timeout=10).stdout
-    except (OSError, subprocess.SubprocessError):
-        return None
-    for line in out.splitlines():
-        parts = line.split()
-        if "inet" in parts:
-            addr = parts[parts.index("inet") + 1].split("/")[0]
-            if not addr.startswith("127."):
-                return addr
-    return None
+class NamespacedServer:
+    """The server under test, started inside a network namespace of the test's
+    own (tests/e2e/netns.py) and bound to 0.0.0.0 there. Clients reach it at
+    127.0.0.1 (local) or at 192.0.2.1 (not local), both on the namespace's
+    own loopback interface. No traffic leaves the namespace."""
+
+    def __init__(self, ns, workdir, args):
+        self.ns = ns
+        self.port = free_port()
+        self.log = open(workdir / "server.log", "wb")
+        argv = [server_binary(), "--port", str(self.port), "--bind", "0.0.0.0",
+                "--dir", str(workdir), "--save", ""]
+        if is_real_redis():
+            argv += ["--daemonize", "no"]
+        self.proc = ns.popen(argv + list(args), stdout=self.log, stderr=subprocess.STDOUT,
+                             cwd=str(workdir))
+        self.conns = []
+        assert wait_until(self._ready, timeout=30), "the server in the namespace did not start"
+
+    def _ready(self):
+        try:
+            c = self.raw("127.0.0.1", timeout=1)
+        except OSError:
+            return False
+        ok = c.cmd("PING") in ("PONG", RespError("NOAUTH Authentication required."))
+        c.close()
+        return ok
+
+    def raw(self, host, timeout=5.0):
+        """A RawConn from `host` (127.0.0.1 or the outside address) inside the namespace."""
+        c = RawConn.__new__(RawConn)
+        c.sock = self.ns.connect(host, self.port, timeout=timeout)
+        c.timeout, c.buf, c.pos = timeout, bytearray(), 0
+        self.conns.append(c)
+        assert c.sock.getsockname()[0] == host  # the server sees this peer address
+        return c
+
+    def stop(self):
+        for c in self.conns:
+            c.close()
+        self.proc.terminate()
+        rc = self.proc.wait(timeout=30)
+        self.log.close()
+        assert rc == 0, f"the server in the namespace exited with {rc}"
 
 
 @pytest.fixture
-def outside_addr():
-    addr = own_non_loopback_ipv4()
-    if addr is None:
-        pytest.skip("this machine has no non-loopback IPv4 address to connect from")
-    return addr
+def ns_server(tmp_path):
+    """Factory: ns_server(*args) starts the server in a fresh namespace."""
+    made = []
+
+    def start(*args):
+        ns = NetNamespace().__enter__()
+        made.append(ns)
+        srv = NamespacedServer(ns, tmp_path, args)
+        made.append(srv)
+        return srv
+
+    yield start
+    for m in reversed(made):
+        if isinstance(m, NamespacedServer):
+            m.stop()
+        else:
+            m.close()
 
 
-def read_until_closed(host, port, send=None, timeout=5.0):
-    with socket.create_connection((host, port), timeout=timeout) as s:
-        assert s.getsockname()[0] == host  # the server sees a non-loopback peer
-        if send:
-            s.sendall(send)
-        data = b""
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            try:
-                chunk = s.recv(65536)
-            except ConnectionResetError:
-                break
-            if not chunk:
-                return data, True
-            data += chunk
-            if send and data.endswith(b"\r\n"):
-                return data, False
-        return data, False
+def read_until_closed(c):
+    """Everything the server sends until it closes or pauses; (bytes, closed)."""
+    closed = c.closed_by_server(timeout=2.0)
+    return c.pending(), closed
 
 
 def stat(c, field):
@@ -193,11 +223,11 @@ def stat(c, field):
     raise AssertionError(f"{field} not in INFO stats")
 
 
-@pytest.mark.server_args("--bind", "0.0.0.0")
-def test_protected_mode_refuses_non_loopback_clients(server, raw, outside_addr):
-    c = raw()
+def test_protected_mode_refuses_non_loopback_clients(ns_server):
+    srv = ns_server()
+    c = srv.raw("127.0.0.1")
     assert config_get(c, "protected-mode") == "yes"
-    data, closed = read_until_closed(outside_addr, server.port)
+    data, closed = read_until_closed(srv.raw(NetNamespace.OUTSIDE_ADDR))
     assert data.decode() == "-" + DENIED + "\r\n"
     assert closed
     assert stat(c, "rejected_connections") == 1
@@ -205,28 +235,26 @@ def test_protected_mode_refuses_non_loopback_clients(server, raw, outside_addr):
     assert c.cmd("PING") == "PONG"
     # Turned off at runtime, the outside client is served.
     assert c.cmd("CONFIG", "SET", "protected-mode", "no") == "OK"
-    data, closed = read_until_closed(outside_addr, server.port, send=b"PING\r\n")
-    assert data == b"+PONG\r\n" and not closed
+    out = srv.raw(NetNamespace.OUTSIDE_ADDR)
+    assert out.cmd("PING") == "PONG"
 
 
-@pytest.mark.server_args("--bind", "0.0.0.0", "--requirepass", "pw")
-def test_protected_mode_lets_clients_in_when_a_password_is_set(server, outside_addr):
-    data, closed = read_until_closed(outside_addr, server.port, send=b"PING\r\n")
-    assert data == b"-NOAUTH Authentication required.\r\n" and not closed
+def test_protected_mode_lets_clients_in_when_a_password_is_set(ns_server):
+    srv = ns_server("--requirepass", "pw")
+    out = srv.raw(NetNamespace.OUTSIDE_ADDR)
+    assert out.cmd("PING") == RespError("NOAUTH Authentication required.")
+    assert out.cmd("AUTH", "pw") == "OK"
+    assert out.cmd("PING") == "PONG"
 
 
-@pytest.mark.server_args("--bind", "0.0.0.0", "--protected-mode", "no",
-                         "--enable-protected-configs", "local", "--enable-debug-command", "local")
-def test_local_settings_refuse_non_loopback_clients(server, raw, outside_addr):
-    out = RawConn(server.port, host=outside_addr)
-    try:
-        assert out.sock.getsockname()[0] == outside_addr
-        assert out.cmd("CONFIG", "SET", "dbfilename", "x.rdb") == \
-            RespError(PROTECTED_ERR.format("dbfilename"))
-        assert out.cmd("DEBUG", "SLEEP", "0") == RespError(DEBUG_ERR)
-    finally:
-        out.close()
-    c = raw()
+def test_local_settings_refuse_non_loopback_clients(ns_server):
+    srv = ns_server("--protected-mode", "no", "--enable-protected-configs", "local",
+                    "--enable-debug-command", "local")
+    out = srv.raw(NetNamespace.OUTSIDE_ADDR)
+    assert out.cmd("CONFIG", "SET", "dbfilename", "x.rdb") == \
+        RespError(PROTECTED_ERR.format("dbfilename"))
+    assert out.cmd("DEBUG", "SLEEP", "0") == RespError(DEBUG_ERR)
+    c = srv.raw("127.0.0.1")
     assert c.cmd("CONFIG", "SET", "dbfilename", "x.rdb") == "OK"
     assert c.cmd("DEBUG", "SLEEP", "0") == "OK"
 

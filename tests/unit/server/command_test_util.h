@@ -53,7 +53,7 @@ class CommandTest : public ::testing::Test {
     auto conn = std::make_shared<Connection>(*server_, std::move(socket),
                                              "127.0.0.1:" + std::to_string(40000 + connections_.size()),
                                              "127.0.0.1:6379", /*local=*/true);
-    server_->AddConnection(conn.get());
+    server_->AddConnection(conn);
     connections_.push_back(conn);
     return conn->client();
   }

@@ -94,6 +94,25 @@ TEST(ProtectedModeTest, RefusesOnlyNonLocalClientsWithoutPassword) {
   EXPECT_FALSE(ProtectedModeRefuses(cfg, false));
 }
 
+TEST(ProtectedModeTest, OnlyLoopbackPeersAreLocal) {
+  auto local = [](const char* a) { return IsLocalPeer(boost::asio::ip::make_address(a)); };
+  EXPECT_TRUE(local("127.0.0.1"));
+  EXPECT_TRUE(local("127.255.255.254"));  // all of 127.0.0.0/8, as Redis's "127." prefix
+  EXPECT_TRUE(local("::1"));
+  EXPECT_FALSE(local("::ffff:127.0.0.1"));  // Redis compares the text: not "::1", not "127."
+  EXPECT_FALSE(local("128.0.0.1"));
+  EXPECT_FALSE(local("126.255.255.255"));
+  EXPECT_FALSE(local("192.0.2.1"));
+  EXPECT_FALSE(local("10.0.0.1"));
+  EXPECT_FALSE(local("0.0.0.0"));
+  EXPECT_FALSE(local("::"));
+  EXPECT_FALSE(local("::2"));
+  EXPECT_FALSE(local("fe80::1"));
+  ServerConfig cfg;  // protected mode on, no password
+  EXPECT_TRUE(ProtectedModeRefuses(cfg, local("192.0.2.1")));
+  EXPECT_FALSE(ProtectedModeRefuses(cfg, local("127.0.0.1")));
+}
+
 class DebugCommandTest : public CommandTest {};
 
 TEST_F(DebugCommandTest, RefusedUnlessEnabled) {

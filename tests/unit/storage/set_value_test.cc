@@ -415,6 +415,27 @@ TEST(SetAlgebra, MixedEncodings) {
   EXPECT_EQ(n, 1u);
 }
 
+TEST(SetAlgebra, InterChecksEachDistinctSetOnceSmallestFirst) {
+  SetValue big, small;
+  std::vector<int64_t> ids(100);
+  for (int i = 0; i < 100; ++i) ids[i] = i;
+  size_t added = 0;
+  ASSERT_TRUE(big.AddInts(ids, {}, &added).ok());
+  AddAll(&small, {"3", "4", "500"});
+  std::vector<const SetValue*> sets(1000, &big);  // one key named 1,000 times
+  sets.insert(sets.begin() + 500, &small);
+  const std::vector<size_t> order = set_internal::BySize(sets);
+  ASSERT_EQ(order.size(), 2u);
+  EXPECT_EQ(sets[order[0]], &small);
+  EXPECT_EQ(sets[order[1]], &big);
+  EXPECT_EQ(order[1], 0u);  // the first position a repeated set holds
+  auto inter = SetInter(sets, {});
+  ASSERT_NE(inter, nullptr);
+  EXPECT_EQ(Texts(*inter), Sorted({"3", "4"}));
+  const SetValue* only_big[] = {&big, &big, &big};
+  EXPECT_EQ(SetInter(only_big, {})->size(), 100u);
+}
+
 TEST(SetValue, LongSetMemoryIsAboutEightBytesOverFill) {
   std::vector<int64_t> ids;
   std::mt19937_64 rng(9);
