@@ -9,14 +9,11 @@
 #include <string>
 #include <vector>
 
+#include "server/command_queue.h"
+
 namespace feedkv::server {
 
 struct CommandSpec;
-
-struct QueuedCommand {
-  const CommandSpec* spec;
-  std::vector<std::string> args;
-};
 
 struct WatchedKey {
   int db;
@@ -51,7 +48,7 @@ struct Client {
   bool in_multi = false;
   bool multi_error = false;     // a command failed to queue: EXEC aborts
   bool watch_dirty = false;     // a watched key changed: EXEC returns nil
-  std::vector<QueuedCommand> queued;
+  CommandQueue queued;  // the commands queued inside MULTI
   std::vector<WatchedKey> watched;
 
   // Stats for CLIENT LIST.

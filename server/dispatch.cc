@@ -197,10 +197,7 @@ void Server::Execute(Client& c, std::span<const std::string_view> args) {
     return;
   }
   if (c.in_multi && !(spec->flags & kTxControl)) {
-    QueuedCommand q{spec, {}};
-    q.args.reserve(args.size());
-    for (auto a : args) q.args.emplace_back(a);
-    c.queued.push_back(std::move(q));
+    c.queued.Push(spec, args);
     w.Simple("QUEUED");
     return;
   }

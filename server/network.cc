@@ -107,9 +107,23 @@ void Connection::DoRead() {
     in_len_ = live;
     in_start_ = 0;
   }
-  // A buffer grown for a big bulk is given back once it is drained, as Redis frees an
-  // idle client's query buffer.
-  if (in_len_ == 0 && in_.size() > 4 * kReadChunk) std::string().swap(in_);
+  // An idle client holds no read buffer (5,000 idle connections would otherwise
+  // pin 16 KiB each): the buffer is made when bytes arrive and given back once
+  // every byte is parsed, as Redis frees an idle client's query buffer.
+  if (in_len_ == 0 && !in_.empty()) std::string().swap(in_);
+  read_in_flight_ = true;
+  auto self = shared_from_this();
+  socket_.async_wait(Socket::wait_read,
+                     [self](const boost::system::error_code& ec) { self->OnReadable(ec); });
+}
+
+void Connection::OnReadable(const boost::system::error_code& ec) {
+  read_in_flight_ = false;
+  if (closed_) return;
+  if (ec) {
+    Close();
+    return;
+  }
   // A large bulk is read in one piece, but the buffer grows with the bytes that
   // arrive (at most doubling what is there), never to the announced length at
   // once: a client that announces 500 MB and sends a trickle holds a trickle.
@@ -120,12 +134,14 @@ void Connection::DoRead() {
   }
   if (in_.size() < in_len_ + want) in_.resize(in_len_ + want);
   client_.query_buffer_free = in_.size() - in_len_;
-  read_in_flight_ = true;
-  auto self = shared_from_this();
-  socket_.async_read_some(boost::asio::buffer(in_.data() + in_len_, in_.size() - in_len_),
-                          [self](const boost::system::error_code& ec, size_t n) {
-                            self->OnRead(ec, n);
-                          });
+  boost::system::error_code rec;
+  const size_t n =
+      socket_.read_some(boost::asio::buffer(in_.data() + in_len_, in_.size() - in_len_), rec);
+  if (rec == boost::asio::error::would_block || rec == boost::asio::error::try_again) {
+    DoRead();  // a spurious wake-up: wait again
+    return;
+  }
+  OnRead(rec, n);
 }
 
 void Connection::RunHeldInput() {
@@ -137,8 +153,6 @@ void Connection::RunHeldInput() {
 }
 
 void Connection::OnRead(const boost::system::error_code& ec, size_t n) {
-  read_in_flight_ = false;
-  if (closed_) return;
   if (ec) {
     Close();
     return;

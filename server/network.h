@@ -46,6 +46,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
 
  private:
   void DoRead();
+  // The socket is readable: one non-blocking read into the (re)made buffer.
+  void OnReadable(const boost::system::error_code& ec);
   void OnRead(const boost::system::error_code& ec, size_t n);
   void ProcessInput();
   void OnWritten(const boost::system::error_code& ec, size_t n);

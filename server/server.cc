@@ -276,7 +276,11 @@ size_t Server::CounterMemory() const {
 size_t Server::UsedMemory() const {
   size_t total = CounterMemory();
   for (const auto& db : dbs_) total += db->MemoryUsage();
-  for (const auto& [id, c] : connections_) total += c->client().out.capacity() + 1024;
+  // Per client: its reply buffer, its MULTI queue (Redis counts both) and ~1 KB
+  // of fixed state.
+  for (const auto& [id, c] : connections_) {
+    total += c->client().out.capacity() + c->client().queued.bytes() + 1024;
+  }
   return total;
 }
 

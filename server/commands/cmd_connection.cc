@@ -146,7 +146,7 @@ void Reset(CommandContext& ctx) {
   Client& c = ctx.client;
   ctx.server.UnwatchAll(c);
   c.in_multi = c.multi_error = false;
-  c.queued.clear();
+  c.queued.Clear();
   c.db = 0;
   c.resp = 2;
   c.name.clear();

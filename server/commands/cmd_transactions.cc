@@ -12,7 +12,7 @@ namespace {
 void EndTransaction(Server& server, Client& c) {
   c.in_multi = false;
   c.multi_error = false;
-  c.queued.clear();
+  c.queued.Clear();
   server.UnwatchAll(c);
 }
 
@@ -54,16 +54,14 @@ void Exec(CommandContext& ctx) {
     ctx.reply.NullArray();
     return;
   }
-  std::vector<QueuedCommand> queued = std::move(c.queued);
+  CommandQueue queued = std::move(c.queued);
   c.in_multi = false;
-  c.queued.clear();
+  c.queued.Clear();
   ctx.server.UnwatchAll(c);
   ctx.reply.ArrayHeader(queued.size());
-  std::vector<std::string_view> argv;
-  for (const QueuedCommand& q : queued) {
-    argv.assign(q.args.begin(), q.args.end());
-    ctx.server.Call(c, *q.spec, argv);
-  }
+  queued.Drain([&](const CommandSpec& spec, std::span<const std::string_view> argv) {
+    ctx.server.Call(c, spec, argv);
+  });
 }
 
 void Discard(CommandContext& ctx) {
