@@ -40,9 +40,11 @@ struct Client {
   bool no_evict = false;
   bool monitor = false;
   const CommandSpec* last_command = nullptr;  // CLIENT LIST cmd=: a table row
-  // The AOF offset this client's last write must reach on disk before its
-  // replies may be sent (appendfsync always); 0 when nothing is pending.
-  uint64_t reply_barrier = 0;
+  // Journal offset just past the last records this client's commands logged:
+  // what WAIT and WAITAOF wait for (Redis's c->woff).
+  uint64_t woff = 0;
+  // A command of this client is parked (WaitingClients): its later input waits.
+  bool blocked = false;
 
   // MULTI/EXEC.
   bool in_multi = false;

@@ -28,18 +28,27 @@ class Server;
 class CommandContext {
  public:
   CommandContext(Server& server, Client& client, const CommandSpec& spec,
-                 std::span<const std::string_view> args);
+                 std::span<const std::string_view> args, bool from_log = false);
 
   Server& server;
   Client& client;
   const CommandSpec& spec;
   std::span<const std::string_view> args;
   protocol::ReplyWriter reply;
+  // Applied from the log (AOF replay, a master's stream), not sent by a
+  // client: the clock stands still (now_ms() is 0), client limits do not
+  // apply, nothing may block. See server/log_applier.h.
+  const bool from_log;
+  int depth = 1;  // 1 for a top-level command, 2 inside EXEC
 
   size_t argc() const { return args.size(); }
   std::string_view arg(size_t i) const { return args[i]; }
   Database& db();
   int64_t now_ms() const;
+  // Whether this command may park its client (WaitingClients): not inside
+  // MULTI/EXEC and not from the log. Otherwise it answers at once, as if its
+  // timeout had passed (Redis's rule).
+  bool can_block() const;
   // A read lookup in `db`: lazily expires the key and counts a keyspace hit or
   // miss. `touch`: records the access (LRU/LFU stamp), as every lookup in
   // Redis but those flagged LOOKUP_NOTOUCH (TYPE, EXISTS, OBJECT...).

@@ -5,6 +5,8 @@
 #include <cmath>
 #include <fmt/format.h>
 
+#include <boost/asio/post.hpp>
+
 #include "server/command_context.h"
 #include "server/monotonic_clock.h"
 #include "server/network.h"
@@ -71,14 +73,20 @@ bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
 }
 
 CommandContext::CommandContext(Server& s, Client& c, const CommandSpec& sp,
-                               std::span<const std::string_view> a)
-    : server(s), client(c), spec(sp), args(a), reply(&c.out, c.resp) {}
+                               std::span<const std::string_view> a, bool log)
+    : server(s), client(c), spec(sp), args(a), reply(&c.out, c.resp), from_log(log) {}
 
 Database& CommandContext::db() { return server.db(client.db); }
 
-// While the dataset loads (AOF replay) the clock stands still at 0, so no key
+// A command applied from the log sees the clock stand still at 0, so no key
 // expires: the log holds a DEL for every expiry that really happened.
-int64_t CommandContext::now_ms() const { return server.loading() ? 0 : NowMs(); }
+int64_t CommandContext::now_ms() const { return from_log ? 0 : NowMs(); }
+
+bool CommandContext::can_block() const {
+  // Redis's rule: inside MULTI/EXEC (a nested call) or from the log a command
+  // never waits; it answers as if its timeout had passed.
+  return !from_log && !client.in_multi && depth == 1;
+}
 
 Entry* CommandContext::LookupRead(Database& db, std::string_view key, int64_t now, bool touch) {
   Entry* e = touch ? db.Lookup(key, now) : db.Peek(key, now);
@@ -210,7 +218,9 @@ void Server::Execute(Client& c, std::span<const std::string_view> args) {
   if (!keep) c.out.resize(before);
 }
 
-void Server::Call(Client& c, const CommandSpec& called, std::span<const std::string_view> args) {
+bool Server::Call(Client& c, const CommandSpec& called, std::span<const std::string_view> args,
+                  CallFlags flags) {
+  const bool from_log = (flags & kCallFromLog) != 0;
   // A container called with its row (not the subcommand's) still counts
   // under "client|list", as in Redis 7. Execute passes the subcommand row.
   const CommandSpec* real = &called;
@@ -220,50 +230,57 @@ void Server::Call(Client& c, const CommandSpec& called, std::span<const std::str
   const CommandSpec& spec = *real;
   c.last_command = &spec;
   CommandStats& st = command_stats_[spec.id];
-  if ((spec.flags & kWrite) && !write_error_.empty()) {
+  if ((spec.flags & kWrite) && !write_error_.empty() && !from_log) {
     protocol::ReplyWriter w(&c.out, c.resp);
     w.Error(protocol::err::kMisconf);
     CountError(protocol::err::kMisconf);
     st.rejected_calls++;
-    return;
+    return false;
   }
-  if (!monitors_.empty() && !(spec.flags & kSkipMonitor) && !loading_) FeedMonitors(c, args);
-  CommandContext ctx(*this, c, spec, args);
+  if (!monitors_.empty() && !(spec.flags & kSkipMonitor) && !from_log) FeedMonitors(c, args);
+  CommandContext ctx(*this, c, spec, args, from_log);
   const uint64_t records_before = records_emitted_;
   call_depth_++;
+  ctx.depth = call_depth_;
   int64_t start = MonotonicClock::NowNs();
   spec.handler(ctx);
   auto took_ns = static_cast<uint64_t>(MonotonicClock::NowNs() - start);
   call_depth_--;
-  st.calls++;
-  st.nsec += took_ns;
-  if (cfg().latency_tracking) st.RecordLatency(took_ns);
-  if (ctx.failed()) st.failed_calls++;
-  stats_.total_commands_processed++;
-  c.commands_processed++;
+  const bool count = (flags & kCallNoStats) == 0;
+  if (count) {
+    st.calls++;
+    st.nsec += took_ns;
+    if (cfg().latency_tracking) st.RecordLatency(took_ns);
+    if (ctx.failed()) st.failed_calls++;
+    stats_.total_commands_processed++;
+    c.commands_processed++;
+  }
   if (ctx.dirty() > 0) {
     stats_.dirty += static_cast<uint64_t>(ctx.dirty());
     if (!watched_.empty() && ctx.touched().empty()) {
       for (int pos : CommandTable::KeyPositions(spec, args)) TouchKey(c.db, args[pos]);
     }
-    if ((spec.flags & kWrite) && !(spec.flags & kNoPropagate)) Propagate(c, spec, args, ctx);
-  }
-  for (const auto& t : ctx.touched()) TouchKey(t.db, t.key);
-  if (call_depth_ == 0) {
-    FlushPropagation();
-    // Acknowledged means logged: the replies of a write, and of any command that
-    // produced records (EXEC, a read that expired a key), wait until the AOF writer
-    // has written them (fsynced under appendfsync always). A write that changed
-    // nothing waits too: its reply may rest on an earlier write not yet logged.
-    if (change_sink_ != nullptr) {
-      const bool logged = records_emitted_ != records_before;
-      uint64_t barrier = change_sink_->ReplyBarrier((spec.flags & kWrite) != 0 || logged);
-      if (barrier > ack_offset_ && barrier > c.reply_barrier) {
-        if (c.reply_barrier == 0) ack_waiters_.push_back(c.id);
-        c.reply_barrier = barrier;
-      }
+    // Applied from the log: the log already holds it (a replica appends the
+    // bytes it received, verbatim).
+    if ((spec.flags & kWrite) && !(spec.flags & kNoPropagate) && !from_log) {
+      Propagate(c, spec, args, ctx);
     }
   }
+  for (const auto& t : ctx.touched()) TouchKey(t.db, t.key);
+  if (call_depth_ == 0 && !from_log) {
+    FlushPropagation();
+    const bool logged = records_emitted_ != records_before;
+    if (logged) c.woff = journal_.end_offset();  // what WAIT / WAITAOF wait for
+    // Acknowledged means logged: the replies of a write, and of any command that
+    // produced records (EXEC, a read that expired a key), are held until the AOF
+    // writer has written them (fsynced under appendfsync always). A write that
+    // changed nothing waits too: its reply may rest on an earlier write not yet
+    // logged, so it waits for the whole journal.
+    if (reply_ack_ && ((spec.flags & kWrite) != 0 || logged)) {
+      waiting_.HoldReplies(c, *reply_ack_, journal_.end_offset());
+    }
+  }
+  if (!count) return !ctx.failed();
   auto took = static_cast<int64_t>(took_ns / 1000);
   int64_t threshold = cfg().slowlog_log_slower_than;
   if (threshold >= 0 && took >= threshold && cfg().slowlog_max_len > 0) {
@@ -281,32 +298,68 @@ void Server::Call(Client& c, const CommandSpec& called, std::span<const std::str
     slowlog_.push_front(std::move(e));
     while (slowlog_.size() > static_cast<size_t>(cfg().slowlog_max_len)) slowlog_.pop_back();
   }
+  return !ctx.failed();
 }
 
 void Server::Propagate(const Client& c, const CommandSpec&, std::span<const std::string_view> args,
                        const CommandContext& ctx) {
-  if (change_sink_ == nullptr) return;
   if (!ctx.rewritten().empty()) {
     for (const auto& cmd : ctx.rewritten()) EmitChange(c.db, cmd);
     return;
   }
-  std::vector<std::string> cmd(args.begin(), args.end());
-  EmitChange(c.db, std::move(cmd));
+  if (!journal_.has_consumers()) {
+    CountChange(c.db, Journal::EncodedSize(args));
+    return;
+  }
+  EmitChange(c.db, std::vector<std::string>(args.begin(), args.end()));
 }
 
 void Server::EmitChange(int db, std::vector<std::string> cmd) {
-  if (change_sink_ == nullptr) return;
-  if (!pending_changes_.empty() && pending_db_ != db) FlushPropagation();
+  if (!journal_.has_consumers()) {
+    CountChange(db, Journal::EncodedSize(std::span<const std::string>(cmd)));
+    return;
+  }
+  if (PendingChanges() && pending_db_ != db) FlushPropagation();
   pending_db_ = db;
   pending_changes_.push_back(std::move(cmd));
   records_emitted_++;
   if (call_depth_ == 0) FlushPropagation();
 }
 
+void Server::CountChange(int db, uint64_t bytes) {
+  // Nobody stores the log: only its offsets move, so nothing is copied (EXEC of
+  // 300,000 SETs would otherwise hold a second copy of every value).
+  if (PendingChanges() && pending_db_ != db) FlushPropagation();
+  pending_db_ = db;
+  pending_counted_++;
+  pending_counted_bytes_ += bytes;
+  records_emitted_++;
+  if (call_depth_ == 0) FlushPropagation();
+}
+
 void Server::FlushPropagation() {
-  if (pending_changes_.empty()) return;
-  if (change_sink_ != nullptr) change_sink_->Append(pending_db_, pending_changes_);
-  pending_changes_.clear();
+  if (!PendingChanges()) return;
+  if (pending_counted_ > 0) {
+    journal_.CountBatch(pending_db_, pending_counted_, pending_counted_bytes_);
+    pending_counted_ = 0;
+    pending_counted_bytes_ = 0;
+  }
+  if (!pending_changes_.empty()) {
+    journal_.AppendBatch(pending_db_, pending_changes_);
+    pending_changes_.clear();
+  }
+  ScheduleSeal();
+}
+
+void Server::ScheduleSeal() {
+  if (seal_posted_) return;
+  // Seal after the handlers already queued in this loop turn have run: one
+  // group (and under appendfsync always one fsync) for all of them.
+  seal_posted_ = true;
+  boost::asio::post(io_, [this] {
+    seal_posted_ = false;
+    journal_.Seal();
+  });
 }
 
 void Server::FeedMonitors(const Client& c, std::span<const std::string_view> args) {

@@ -72,9 +72,10 @@ void Clients(Server& s, std::string* o) {
   *o += fmt::format(
       "connected_clients:{}\r\ncluster_connections:0\r\nmaxclients:{}\r\n"
       "client_recent_max_input_buffer:{}\r\nclient_recent_max_output_buffer:{}\r\n"
-      "blocked_clients:0\r\ntracking_clients:0\r\nclients_in_timeout_table:0\r\n"
-      "total_blocking_keys:0\r\ntotal_blocking_keys_on_nokey:0\r\n",
-      s.num_clients(), s.cfg().maxclients, max_in, max_out);
+      "blocked_clients:{}\r\ntracking_clients:0\r\nclients_in_timeout_table:{}\r\n"
+      "total_blocking_keys:{}\r\ntotal_blocking_keys_on_nokey:0\r\n",
+      s.num_clients(), s.cfg().maxclients, max_in, max_out, s.waiting().parked(),
+      s.waiting().with_timeout(), s.waiting().keys_waited());
 }
 
 void Memory(Server& s, std::string* o) {
@@ -135,13 +136,13 @@ void Stats(Server& s, std::string* o) {
 }
 
 void Replication(Server& s, std::string* o) {
-  (void)s;
+  // master_repl_offset is the journal's offset: bytes ever logged.
   *o += fmt::format(
       "role:master\r\nconnected_slaves:0\r\nmaster_failover_state:no-failover\r\n"
       "master_replid:{}\r\nmaster_replid2:0000000000000000000000000000000000000000\r\n"
-      "master_repl_offset:0\r\nsecond_repl_offset:-1\r\nrepl_backlog_active:0\r\n"
+      "master_repl_offset:{}\r\nsecond_repl_offset:-1\r\nrepl_backlog_active:0\r\n"
       "repl_backlog_size:1048576\r\nrepl_backlog_first_byte_offset:0\r\nrepl_backlog_histlen:0\r\n",
-      s.run_id());
+      s.run_id(), s.journal().end_offset());
 }
 
 void Cpu(Server&, std::string* o) {

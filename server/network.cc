@@ -84,7 +84,7 @@ void Connection::DoRead() {
   // loop turn and writes the AOF before replying. A pipelining client then cannot
   // run the AOF writer arbitrarily far behind.
   if (client_.out.size() + writing_.size() > PauseReadingAt() ||
-      client_.reply_barrier > server_.ack_offset()) {
+      server_.waiting().RepliesHeld(client_)) {
     reading_paused_ = true;
     return;
   }
@@ -180,7 +180,9 @@ void Connection::ProcessInput() {
   // batch in its qbuf.
   const size_t batch_start = in_start_;
   client_.query_buffer_free = in_.size() - in_len_;
-  while (!closed_ && !stop_reading_ && in_start_ < in_len_) {
+  // A parked command stops the loop: what follows it waits in the buffer
+  // (ResumeAfterWait runs it), so replies keep their order.
+  while (!closed_ && !stop_reading_ && !client_.blocked && in_start_ < in_len_) {
     // Per command: an AUTH earlier in the same read lifts the limits for the rest.
     limits.unauthenticated = !client_.authenticated;
     parser_.set_limits(limits);
@@ -259,7 +261,7 @@ void Connection::Flush() {
     return;
   }
   if (write_in_flight_) return;
-  if (client_.out.empty() || client_.reply_barrier > server_.ack_offset()) {
+  if (client_.out.empty() || server_.waiting().RepliesHeld(client_)) {
     if (client_.out.empty() && client_.close_after_reply) Close();
     return;
   }
@@ -309,6 +311,17 @@ void Connection::OnWritten(const boost::system::error_code& ec, size_t n) {
   if (writing_.capacity() > 1024 * 1024) writing_.shrink_to_fit();
   Flush();
   if (reading_paused_) DoRead();
+}
+
+void Connection::ResumeAfterWait() {
+  // Posted: the wait may end inside another client's command (CLIENT UNBLOCK).
+  boost::asio::post(server_.io(), [self = shared_from_this()] {
+    if (self->closed_ || self->client_.blocked) return;
+    self->ProcessInput();
+    if (self->closed_) return;
+    self->Flush();
+    self->DoRead();
+  });
 }
 
 void Connection::Close() {

@@ -39,6 +39,9 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void ResumeReading() {
     if (reading_paused_) DoRead();
   }
+  // The client's parked command has replied: send, then run the input that
+  // queued behind it and read on.
+  void ResumeAfterWait();
   // Closes at once, dropping unsent replies.
   void Close();
   Client& client() { return client_; }

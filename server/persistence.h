@@ -1,20 +1,20 @@
 // Persistence: the glue between the Server and the storage-level AOF and
-// snapshot code. It
-//   - loads the dataset at start-up (newest valid snapshot, then AOF replay
-//     from the snapshot's position, straight through the command handlers
-//     with a fake client, so nothing is propagated again);
-//   - is the Server's ChangeSink: change batches go to the AofWriter, whose
-//     group is sealed once per loop turn (group commit);
-//   - holds the replies of writes (ReplyBarrier) until the writer thread
-//     reports their records written (fsynced under appendfsync always), posted
-//     back as Server::SetAckOffset;
-//   - turns write/fsync failures into MISCONF (set_write_error) until the
-//     writer recovers;
-//   - takes snapshots: SAVE in the foreground, BGSAVE / BGREWRITEAOF / save
-//     points in a forked child (copy-on-write), finished (rename, fsync dir,
-//     segment retirement) off the command thread, after the AOF is durable up
-//     to the snapshot's position;
-//   - answers INFO persistence.
+// snapshot code. Owned by the Server (Server::persistence()). It
+//   - loads the dataset at start-up (persistence_load.cc): the newest valid
+//     snapshot, then the AOF from the snapshot's position through the one
+//     LogApplier; the journal then continues at the log's end offset;
+//   - stores the journal (persistence_aof.cc): the AofWriter is a consumer
+//     of Server::journal(), which seals one group per loop turn (group
+//     commit). The writer thread's progress is posted back as
+//     WaitingClients::LogProgress, which releases the replies held for it
+//     (Server::set_reply_ack: written under everysec/no, fsynced under
+//     always); write/fsync failures become MISCONF until the writer recovers;
+//   - takes snapshots (persistence_snapshot.cc): SAVE in the foreground,
+//     BGSAVE / BGREWRITEAOF / save points in a forked child (copy-on-write),
+//     finished (rename, fsync dir, segment retirement) off the command
+//     thread, after the AOF is durable up to the snapshot's position;
+//   - runs the cron, config changes and shutdown (persistence.cc) and
+//     answers INFO persistence (persistence_info.cc).
 // All methods run on the command thread. See docs/persistence.md.
 #pragma once
 
@@ -38,22 +38,15 @@ namespace feedkv::server {
 
 class JobThread;
 
-class Persistence : public ChangeSink {
+class Persistence {
  public:
   Persistence(Server& server, Env* env);
-  ~Persistence() override;
-
-  // The instance attached to `server`, or nullptr.
-  static Persistence* Of(Server& server);
+  ~Persistence();
 
   // Loads the dataset and starts the AOF writer; registers the cron and
   // shutdown hooks and the INFO section. False (after logging) if the server
   // must not start.
   bool Attach();
-
-  // ChangeSink.
-  void Append(int db, const std::vector<std::vector<std::string>>& cmds) override;
-  uint64_t ReplyBarrier(bool write_command) override;
 
   // SAVE: a snapshot in the foreground.
   Status Save();
@@ -78,14 +71,19 @@ class Persistence : public ChangeSink {
   };
 
   std::string rdb_path() const;
+  std::vector<std::pair<int64_t, int64_t>> save_points() const;
+  aof::FsyncPolicy fsync_policy() const;
   std::string aof_dir() const;
   void RemoveTemporaryFiles();
   bool LoadAtStartup();
+  // Replaces the dataset with the snapshot at `path`.
   Status LoadSnapshot(const std::string& path, rdb::Header* h);
   Status ReplayAof(const aof::Manifest& m, aof::Position from, aof::LogReport* report);
   Status StartNewLog(bool save_base);
   Status OpenWriter(const aof::Manifest& m, uint64_t tail_size);
   void StopWriter();
+  // Which log progress acknowledges a write under the current policy.
+  void UpdateReplyAck();
   rdb::Header SnapshotHeader();
   // What a snapshot taken now, at position `h`, is made of.
   rdb::SnapshotSource Source(const rdb::Header& h);
@@ -111,7 +109,6 @@ class Persistence : public ChangeSink {
   Env* env_;
   std::unique_ptr<aof::AofWriter> writer_;
   std::unique_ptr<JobThread> jobs_;
-  bool seal_posted_ = false;
   std::string aof_dir_;  // fixed at start (dir may change later)
   std::string rdb_dir_;
 

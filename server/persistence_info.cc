@@ -44,7 +44,7 @@ void Persistence::InfoSection(std::string* o) {
       "aof_durable_offset:{}\r\naof_first_segment_id:{}\r\naof_first_offset:{}\r\naof_segments:{}\r\n"
       "aof_lineage:{:016x}\r\naof_fsync_policy:{}\r\naof_fsyncs:{}\r\naof_last_fsync_usec:{}\r\n"
       "aof_write_errors:{}\r\n",
-      writer_->offset() - first_start, ws.pending_bytes, writer_->offset(),
+      writer_->sealed_offset() - first_start, ws.pending_bytes, server_.journal().end_offset(),
       writer_->position().segment, writer_->position().offset, ws.written_offset,
       ws.durable_offset, m.segments.front().seq, first_start, m.segments.size(), m.lineage,
       server_.cfg().appendfsync, ws.fsyncs, ws.last_fsync_us, ws.write_errors);

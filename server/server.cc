@@ -14,6 +14,7 @@
 #include <boost/asio/post.hpp>
 
 #include "server/network.h"
+#include "server/persistence.h"
 
 namespace feedkv::server {
 
@@ -28,20 +29,22 @@ int64_t NowUs() {
 }
 
 Server::Server(boost::asio::io_context& io, Config config)
-    : io_(io), config_(std::move(config)), cron_timer_(io), start_ms_(NowMs()),
+    : io_(io),
+      config_(std::move(config)),
+      dataset_(static_cast<int>(config_.values().databases)),
+      waiting_(*this),
+      cron_timer_(io),
+      start_ms_(NowMs()),
       rng_(std::random_device{}()) {
   command_stats_.resize(table_.size());
-  for (int i = 0; i < cfg().databases; i++) {
-    dbs_.push_back(std::make_unique<Database>(i));
-    dbs_.back()->set_access_clock(&access_clock_);
-    dbs_.back()->set_expire_hook([this](Database& db, std::string_view key) {
-      stats_.expired_keys++;
-      // An expiry is a change like any other: log it as a DEL so replay and
-      // replicas never depend on clocks.
-      EmitChange(db.index(), {"DEL", std::string(key)});
-      TouchKey(db.index(), key);
-    });
-  }
+  dataset_.SetAccessClock(&access_clock_);
+  dataset_.SetExpireHook([this](Database& db, std::string_view key) {
+    stats_.expired_keys++;
+    // An expiry is a change like any other: log it as a DEL so replay and
+    // replicas never depend on clocks.
+    EmitChange(db.index(), {"DEL", std::string(key)});
+    TouchKey(db.index(), key);
+  });
   ApplyAccessPolicy();
   config_.set_on_change([this](const std::string& name) {
     if (name == "maxmemory-policy" || name == "lfu-log-factor" || name == "lfu-decay-time") {
@@ -52,7 +55,12 @@ Server::Server(boost::asio::io_context& io, Config config)
   for (int i = 0; i < 40; i++) run_id_.push_back(kHex[rng_() % 16]);
 }
 
-Server::~Server() = default;
+Server::~Server() {
+  // Persistence first: its threads post to this server until they stop.
+  persistence_.reset();
+}
+
+void Server::set_persistence(std::unique_ptr<Persistence> p) { persistence_ = std::move(p); }
 
 void Server::Log(int level, std::string_view msg) {
   static const char* kLevels[] = {"debug", "verbose", "notice", "warning"};
@@ -183,6 +191,8 @@ void Server::AddConnection(std::shared_ptr<Connection> c) {
 void Server::RemoveConnection(Connection* c) {
   auto it = connections_.find(c->client().id);
   if (it == connections_.end() || it->second.get() != c) return;
+  // A parked command of a client that went away is dropped, unanswered.
+  waiting_.Forget(c->client().id);
   // Destroyed from the event loop, never here: the caller may still use `c`.
   boost::asio::post(io_, [last = std::move(it->second)] {});
   connections_.erase(it);
@@ -192,27 +202,16 @@ void Server::RemoveMonitor(Client* c) {
   std::erase(monitors_, c);
 }
 
-void Server::SetAckOffset(uint64_t offset) {
-  if (offset <= ack_offset_) return;
-  ack_offset_ = offset;
-  // Flush may close a connection (erasing it from connections_), so look each
-  // waiter up by id, and keep those still waiting.
-  std::vector<uint64_t> waiters;
-  waiters.swap(ack_waiters_);
-  for (uint64_t id : waiters) {
-    auto it = connections_.find(id);
-    if (it == connections_.end()) continue;
-    Client& c = it->second->client();
-    if (c.reply_barrier == 0) continue;
-    if (c.reply_barrier > offset) {
-      ack_waiters_.push_back(id);
-      continue;
-    }
-    c.reply_barrier = 0;
-    std::shared_ptr<Connection> conn = it->second;  // Flush may close it
-    conn->Flush();
-    if (!conn->closed()) conn->ResumeReading();
+void Server::ResumeClient(uint64_t client_id, bool command_ended) {
+  auto it = connections_.find(client_id);
+  if (it == connections_.end()) return;  // gone, or not a connection (the log's client)
+  std::shared_ptr<Connection> conn = it->second;  // Flush may close it
+  if (command_ended) {
+    conn->ResumeAfterWait();
+    return;
   }
+  conn->Flush();
+  if (!conn->closed()) conn->ResumeReading();
 }
 
 void Server::Watch(Client& c, int db, std::string_view key) {
@@ -267,15 +266,10 @@ void Server::ResetStats() {
   error_stats_.clear();
 }
 
-size_t Server::CounterMemory() const {
-  size_t total = 0;
-  for (const auto& [name, space] : counter_spaces_) total += space->MemoryUsage();
-  return total;
-}
+size_t Server::CounterMemory() const { return dataset_.CounterMemory(); }
 
 size_t Server::UsedMemory() const {
-  size_t total = CounterMemory();
-  for (const auto& db : dbs_) total += db->MemoryUsage();
+  size_t total = dataset_.MemoryUsage();
   // Per client: its reply buffer, its MULTI queue (Redis counts both) and ~1 KB
   // of fixed state.
   for (const auto& [id, c] : connections_) {
@@ -303,14 +297,16 @@ void Server::Cron() {
   int64_t now = NowMs();
   access_clock_.Tick(now);  // as Redis's server.lruclock: hz times a second
   // Active expiry: a bounded walk per database per tick (and at most one rehash step).
-  for (auto& db : dbs_) db->ActiveExpireCycle(now, 4096, /*rehash_us=*/0);
+  for (int i = 0; i < dataset_.num_dbs(); i++) dataset_.db(i).ActiveExpireCycle(now, 4096, /*rehash_us=*/0);
   // Keyspace rehash: 1 ms per tick for one database, as Redis's databasesCron, and none
   // while a fork child runs.
   if (!fork_child_active_) {
-    for (size_t n = 0; n < dbs_.size(); n++) {
-      size_t i = (rehash_db_ + n) % dbs_.size();
-      bool was = dbs_[i]->rehashing();
-      if (dbs_[i]->IncrementalRehash(Database::kCronRehashMicros) || was) {
+    const size_t num = static_cast<size_t>(dataset_.num_dbs());
+    for (size_t n = 0; n < num; n++) {
+      size_t i = (rehash_db_ + n) % num;
+      Database& db = dataset_.db(static_cast<int>(i));
+      bool was = db.rehashing();
+      if (db.IncrementalRehash(Database::kCronRehashMicros) || was) {
         rehash_db_ = i;
         break;
       }
@@ -321,7 +317,10 @@ void Server::Cron() {
     std::vector<std::shared_ptr<Connection>> idle;
     for (auto& [id, c] : connections_) {
       const Client& cl = c->client();
-      if (!cl.monitor && now - cl.last_interaction_ms > cfg().timeout * 1000) idle.push_back(c);
+      // A parked client is not idle: its command waits on its own timeout (as Redis).
+      if (!cl.monitor && !cl.blocked && now - cl.last_interaction_ms > cfg().timeout * 1000) {
+        idle.push_back(c);
+      }
     }
     for (auto& c : idle) {
       Log(1, "Closing idle client");

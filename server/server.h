@@ -1,6 +1,8 @@
 // Server: the state of one feedkv process and the single place a command is
-// executed. It owns the config, the command table, the databases, the client
-// registry, statistics, the slow log and the watch registry.
+// executed. It owns the config, the command table, the dataset, the journal
+// of changes, the waiting clients, the client registry, statistics, the slow
+// log, the watch registry and its subsystems (persistence; replication and
+// the cold tier next). docs/architecture.md draws how they connect.
 //
 // Threading: everything here runs on the command thread (the Asio io_context
 // thread), so every command is atomic. Other threads (AOF writer, snapshot,
@@ -15,6 +17,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <random>
 #include <span>
 #include <string>
@@ -26,14 +29,27 @@
 #include "server/command_table.h"
 #include "server/config.h"
 #include "server/latency_histogram.h"
+#include "server/waiting_clients.h"
 #include "storage/counter_space.h"
 #include "storage/database.h"
+#include "storage/dataset.h"
+#include "storage/journal.h"
 #include "storage/status.h"
 
 namespace feedkv::server {
 
 class Connection;
 class Listener;
+class Persistence;
+
+// How Server::Call runs a command.
+using CallFlags = uint32_t;
+// Applied from the log (AOF replay, the replication stream): the command's
+// clock stands still, nothing is logged again, no reply waits, client limits
+// do not apply (see LogApplier).
+inline constexpr CallFlags kCallFromLog = 1u << 0;
+// Not counted in INFO commandstats / the slow log (AOF loading, as Redis).
+inline constexpr CallFlags kCallNoStats = 1u << 1;
 
 // The statistics of one command-table row (INFO commandstats, latencystats,
 // LATENCY HISTOGRAM). Server keeps one per row, indexed by CommandSpec::id.
@@ -82,23 +98,6 @@ struct ServerStats {
   double instantaneous_ops_per_sec = 0;
 };
 
-// Receives every change to the dataset in a deterministic, replayable form.
-// The AOF writer and the replication feed implement it.
-class ChangeSink {
- public:
-  virtual ~ChangeSink() = default;
-  // A batch of commands that must be applied atomically, against `db`.
-  virtual void Append(int db, const std::vector<std::vector<std::string>>& cmds) = 0;
-  // The log offset the reply to the command that just ran must wait for
-  // (compared with ack_offset()), or 0 when replies need not wait.
-  // `must_wait`: the command is a write, or it produced log records (EXEC,
-  // an expiry...); only such replies wait.
-  virtual uint64_t ReplyBarrier(bool must_wait) {
-    (void)must_wait;
-    return 0;
-  }
-};
-
 // SHUTDOWN's options (SIGTERM and SIGINT use the defaults).
 struct ShutdownOptions {
   // kDefault saves a snapshot when save points are configured, as Redis.
@@ -125,17 +124,32 @@ class Server {
   const CommandTable& table() const { return table_; }
   ServerStats& stats() { return stats_; }
 
-  Database& db(int i) { return *dbs_[i]; }
+  Dataset& dataset() { return dataset_; }
+  Database& db(int i) { return dataset_.db(i); }
   // Schema counter spaces, by name. Server-wide (not per SELECT database).
-  using CounterSpaces = std::map<std::string, std::unique_ptr<CounterSpace>, std::less<>>;
-  CounterSpaces& counter_spaces() { return counter_spaces_; }
-  int num_dbs() const { return static_cast<int>(dbs_.size()); }
+  using CounterSpaces = Dataset::CounterSpaces;
+  CounterSpaces& counter_spaces() { return dataset_.counter_spaces(); }
+  int num_dbs() const { return dataset_.num_dbs(); }
+
+  // The log of every change (storage/journal.h). Sealed once per loop turn.
+  Journal& journal() { return journal_; }
+  // Clients parked until a condition holds, and replies held for the log.
+  WaitingClients& waiting() { return waiting_; }
+  // The persistence subsystem, once attached (null in unit tests).
+  Persistence* persistence() { return persistence_.get(); }
+  void set_persistence(std::unique_ptr<Persistence> p);
 
   // Executes one command from a client (queues it inside MULTI). Replies are
   // appended to client.out.
   void Execute(Client& client, std::span<const std::string_view> args);
-  // Executes an already validated command (used by EXEC and AOF replay).
-  void Call(Client& client, const CommandSpec& spec, std::span<const std::string_view> args);
+  // Executes an already validated command (used by EXEC and the LogApplier).
+  // Returns false if the command replied with an error.
+  bool Call(Client& client, const CommandSpec& spec, std::span<const std::string_view> args,
+            CallFlags flags = 0);
+  // A parked command ended (command_ended) or a client's held replies were
+  // released: send what may go and, after a parked command, run the input
+  // that queued behind it. Safe to call from inside a command (it posts).
+  void ResumeClient(uint64_t client_id, bool command_ended);
 
   // Clients.
   uint64_t NextClientId() { return next_client_id_++; }
@@ -167,17 +181,16 @@ class Server {
   void ResetSlowlog() { slowlog_.clear(); }
   void ResetStats();
 
-  // Persistence / replication hook-up.
-  void set_change_sink(ChangeSink* sink) { change_sink_ = sink; }
   // A message that makes write commands fail (MISCONF), empty when writes are fine.
   void set_write_error(std::string msg) { write_error_ = std::move(msg); }
   const std::string& write_error() const { return write_error_; }
-  // The log offset up to which replies may be sent: what the AOF writer has
-  // written (write(2)) under everysec and no, what it has fsynced under always.
-  // A client whose reply_barrier is above it waits (see docs/persistence.md).
-  uint64_t ack_offset() const { return ack_offset_; }
-  // Raises ack_offset() and sends the replies that were waiting for it.
-  void SetAckOffset(uint64_t offset);
+  // Acknowledged means logged: while the AOF is on, the replies of a write
+  // (and of any command that logged records) are held until the log is
+  // written (kLogWritten, appendfsync everysec/no) or fsynced (kLogDurable,
+  // always) past them. Persistence sets it; nullopt when nothing stores the log.
+  void set_reply_ack(std::optional<WaitFor> ack) { reply_ack_ = ack; }
+  // Set while the dataset loads: clients get -LOADING. Handlers never read
+  // it: a command applied from the log knows it from its call (CallFlags).
   bool loading() const { return loading_; }
   void set_loading(bool v) { loading_ = v; }
   // Functions called at shutdown (flush AOF, save snapshot...). A hook that
@@ -228,17 +241,24 @@ class Server {
   void FeedMonitors(const Client& c, std::span<const std::string_view> args);
   void Propagate(const Client& c, const CommandSpec& spec, std::span<const std::string_view> args,
                  const CommandContext& ctx);
-  // Queues one record for the change sink; records of one top-level command
-  // (or one EXEC) are handed over together when it completes.
+  // Queues one record for the journal; records of one top-level command (or
+  // one EXEC) are appended together, as one atomic batch, when it completes.
   void EmitChange(int db, std::vector<std::string> cmd);
+  // Like EmitChange while the journal has no consumer: counts the record's size.
+  void CountChange(int db, uint64_t bytes);
+  bool PendingChanges() const { return !pending_changes_.empty() || pending_counted_ > 0; }
   void FlushPropagation();
+  // Seals the journal's group at the end of this loop turn (group commit).
+  void ScheduleSeal();
 
   boost::asio::io_context& io_;
   Config config_;
   CommandTable table_;
   AccessClock access_clock_;  // stamps every database's keys (OBJECT IDLETIME/FREQ)
-  std::vector<std::unique_ptr<Database>> dbs_;
-  CounterSpaces counter_spaces_;
+  Dataset dataset_;
+  Journal journal_;
+  bool seal_posted_ = false;
+  WaitingClients waiting_;
   std::vector<std::unique_ptr<Listener>> listeners_;
   ConnectionMap connections_;
   uint64_t next_client_id_ = 1;
@@ -249,16 +269,14 @@ class Server {
   uint64_t slowlog_next_id_ = 0;
   std::map<std::pair<int, std::string>, std::vector<Client*>, std::less<>> watched_;
   std::vector<Client*> monitors_;
-  ChangeSink* change_sink_ = nullptr;
   std::vector<std::vector<std::string>> pending_changes_;
   int pending_db_ = 0;
+  size_t pending_counted_ = 0;          // records only counted (no consumer)
+  uint64_t pending_counted_bytes_ = 0;  // and their encoded size
   int call_depth_ = 0;
   std::string write_error_;
-  uint64_t ack_offset_ = 0;
-  // Clients whose replies wait for ack_offset() (by id: a client may close
-  // while it waits).
-  std::vector<uint64_t> ack_waiters_;
-  uint64_t records_emitted_ = 0;  // log records handed to the change sink, ever
+  std::optional<WaitFor> reply_ack_;
+  uint64_t records_emitted_ = 0;  // log records handed to the journal, ever
   bool loading_ = false;
   std::vector<ShutdownHook> shutdown_hooks_;
   std::vector<std::function<void(int64_t)>> cron_hooks_;
@@ -272,6 +290,8 @@ class Server {
   int bound_port_ = 0;
   size_t peak_memory_ = 0;
   bool shutting_down_ = false;
+  // Last: destroyed first, while everything it uses still exists.
+  std::unique_ptr<Persistence> persistence_;
 };
 
 int64_t NowMs();

@@ -7,10 +7,10 @@
 namespace feedkv::server {
 
 bool AttachSubsystems(Server& server) {
-  // Persistence lives as long as the process: it is never destroyed, so its
-  // threads (stopped by its shutdown hook) cannot outlive what they use.
-  auto* persistence = new Persistence(server, Env::Default());
-  return persistence->Attach();
+  // The server owns it and destroys it first, so its threads stop before
+  // anything they use goes away.
+  server.set_persistence(std::make_unique<Persistence>(server, Env::Default()));
+  return server.persistence()->Attach();
 }
 
 }  // namespace feedkv::server

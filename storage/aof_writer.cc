@@ -22,13 +22,14 @@ int64_t MicrosSince(std::chrono::steady_clock::time_point t) {
 }  // namespace
 
 AofWriter::AofWriter(WriterOptions options, Manifest manifest, uint64_t tail_size,
-                     WriterCallbacks callbacks)
+                     Journal* journal, WriterCallbacks callbacks)
     : opts_(std::move(options)),
       cb_(std::move(callbacks)),
       lineage_(manifest.lineage),
       seq_(manifest.last().seq),
       seg_start_(manifest.last().start),
       seg_offset_(tail_size),
+      journal_(journal),
       segment_size_(opts_.segment_size),
       policy_(opts_.policy),
       thread_policy_(opts_.policy),
@@ -53,7 +54,6 @@ Status AofWriter::Start() {
 
 Status AofWriter::Stop() {
   if (!started_) return Status::OK();
-  Seal();
   {
     std::lock_guard<std::mutex> lk(mu_);
     stop_ = true;
@@ -72,62 +72,36 @@ Status AofWriter::Stop() {
 
 // --- command thread ---
 
-void AofWriter::AppendBatch(int db, const std::vector<std::vector<std::string>>& cmds) {
-  if (cmds.empty()) return;
-  if (db != selected_db_) {
-    std::string dbs = std::to_string(db);
-    std::string_view sel[] = {"SELECT", dbs};
-    AppendCommand(&group_, std::span<const std::string_view>(sel));
-    selected_db_ = db;
+void AofWriter::OnGroup(const JournalGroup& g) {
+  assert(g.start == seg_start_ + seg_offset_);  // the journal hands over every group
+  seg_offset_ += g.bytes->size();
+  {
+    std::lock_guard<std::mutex> lk(mu_);
+    stats_.pending_bytes += g.bytes->size();
+    queue_.push_back(Chunk{seq_, seg_start_, seg_offset_ - g.bytes->size(), g.bytes, false});
   }
-  static const std::string kMulti[] = {"MULTI"};
-  static const std::string kExec[] = {"EXEC"};
-  if (cmds.size() > 1) AppendCommand(&group_, std::span<const std::string>(kMulti));
-  for (const auto& c : cmds) AppendCommand(&group_, std::span<const std::string>(c));
-  if (cmds.size() > 1) AppendCommand(&group_, std::span<const std::string>(kExec));
-  if (group_.size() >= kMaxGroupBytes) Seal();
-}
-
-void AofWriter::AppendRaw(std::string_view bytes) {
-  group_.append(bytes);
-  if (group_.size() >= kMaxGroupBytes) Seal();
-}
-
-uint64_t AofWriter::Seal() {
-  if (!group_.empty()) {
-    Chunk c{seq_, seg_start_, seg_offset_, std::move(group_), false, false};
-    group_ = std::string();
-    seg_offset_ += c.data.size() + kTrailerSize;
-    {
-      std::lock_guard<std::mutex> lk(mu_);
-      stats_.pending_bytes += c.data.size() + kTrailerSize;
-      queue_.push_back(std::move(c));
-    }
-    cv_.notify_one();
-  }
-  uint64_t end = seg_start_ + seg_offset_;
-  if ((roll_requested_ || seg_offset_ >= segment_size_) && seg_offset_ > 0) {
-    // The next group starts a new segment; each segment opens with SELECT so
-    // it can be read on its own.
-    seg_start_ += seg_offset_;
-    seg_offset_ = 0;
-    seq_++;
-    selected_db_ = -1;
-    // An empty chunk makes the writer open (and list) the new segment now,
-    // so a snapshot taken at (seq_, 0) names a segment that exists.
-    {
-      std::lock_guard<std::mutex> lk(mu_);
-      queue_.push_back(Chunk{seq_, seg_start_, 0, std::string(), true, true});
-    }
-    cv_.notify_one();
-  }
-  roll_requested_ = false;
-  return end;
+  cv_.notify_one();
+  if (seg_offset_ >= segment_size_) Roll();
 }
 
 void AofWriter::RequestRoll() {
-  roll_requested_ = true;
-  Seal();
+  if (seg_offset_ > 0) Roll();
+}
+
+void AofWriter::Roll() {
+  // The next group starts a new segment; each segment opens with SELECT so
+  // it can be read on its own.
+  seg_start_ += seg_offset_;
+  seg_offset_ = 0;
+  seq_++;
+  if (journal_ != nullptr) journal_->ForgetSelectedDb();
+  // An empty chunk makes the writer open (and list) the new segment now, so a
+  // snapshot taken at (seq_, 0) names a segment that exists.
+  {
+    std::lock_guard<std::mutex> lk(mu_);
+    queue_.push_back(Chunk{seq_, seg_start_, 0, nullptr, true});
+  }
+  cv_.notify_one();
 }
 
 void AofWriter::set_policy(FsyncPolicy p) {
@@ -267,11 +241,11 @@ Status AofWriter::WritePending() {
       if (!s.ok()) return s;
     }
     assert(c.offset == file_->Size());  // chunks are contiguous in a segment
-    if (!c.has_trailer) {
-      AppendTrailer(&c.data, c.data);  // hashed here, off the command thread
-      c.has_trailer = true;
+    if (c.data == nullptr) {
+      pending_.pop_front();
+      continue;
     }
-    Status s = file_->Append(c.data);
+    Status s = file_->Append(*c.data);
     if (!s.ok()) {
       need_truncate_ = true;
       return s;
@@ -279,10 +253,10 @@ Status AofWriter::WritePending() {
     {
       std::lock_guard<std::mutex> g(mu_);
       stats_.written_offset = file_start_ + file_->Size();
-      if (!c.counted) stats_.pending_bytes -= c.data.size();
+      if (!c.counted) stats_.pending_bytes -= c.size();
     }
     c.counted = true;
-    if (!c.data.empty()) unsynced_.push_back(std::move(c));
+    unsynced_.push_back(std::move(c));
     pending_.pop_front();
   }
   return Status::OK();

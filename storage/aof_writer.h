@@ -1,11 +1,14 @@
-// AofWriter: appends change records to AOF segments from a thread of its own.
+// AofWriter: stores the journal (storage/journal.h) in AOF segment files,
+// from a thread of its own.
 //
-// The command thread encodes batches (AppendBatch) into the current group,
-// which only costs a memcpy, and seals the group once per loop turn (Seal).
-// Positions are assigned there, on the command thread, so a snapshot taken
-// between two calls knows the exact (segment, offset) it equals. The writer
-// thread writes sealed groups (adding their trailers), rolls segments and
-// updates the manifest, and fsyncs by policy:
+// It is a JournalConsumer: the command thread hands it each sealed group
+// (OnGroup), which only queues a reference to the group's bytes. Segment
+// positions are assigned there, on the command thread, so a snapshot taken
+// between two groups knows the exact (segment, offset) it equals; a segment's
+// start is the journal offset of its first byte, so position and journal
+// offset map one to one (the manifest records the starts). The writer
+// thread writes queued groups, rolls segments and updates the manifest, and
+// fsyncs by policy:
 //   kAlways   - after every batch of groups it picked up (group commit), then
 //               reports the durable offset;
 //   kEverySec - once a second;
@@ -16,8 +19,8 @@
 // second (never sooner, whatever the policy); everything not yet known durable stays in memory and is written
 // again (at its own offset) on retry, so no acknowledged byte is lost.
 //
-// Thread-safety: AppendBatch, Seal, RequestRoll, position() and the setters
-// belong to one thread (the command thread). Callbacks run on the writer
+// Thread-safety: OnGroup, RequestRoll, position() and the setters belong to
+// one thread (the command thread, the journal's). Callbacks run on the writer
 // thread. Jobs run on the writer thread in submission order.
 #pragma once
 
@@ -35,6 +38,7 @@
 #include "storage/aof_format.h"
 #include "storage/aof_manifest.h"
 #include "storage/file_io.h"
+#include "storage/journal.h"
 #include "storage/status.h"
 
 namespace feedkv::aof {
@@ -74,41 +78,34 @@ struct WriterStats {
   bool failing = false;
 };
 
-class AofWriter {
+class AofWriter : public JournalConsumer {
  public:
   // `manifest` lists the live segments; appends continue at `tail_size` bytes
-  // into its last one. REQUIRES: that segment file exists with at least
-  // tail_size bytes (longer is truncated to tail_size on Start).
-  AofWriter(WriterOptions options, Manifest manifest, uint64_t tail_size, WriterCallbacks callbacks);
+  // into its last one, which must be where `journal` is sealed to. The writer
+  // does not register itself with the journal; the journal is told to repeat
+  // SELECT at each new segment. REQUIRES: that segment file exists with at
+  // least tail_size bytes (longer is truncated to tail_size on Start).
+  AofWriter(WriterOptions options, Manifest manifest, uint64_t tail_size, Journal* journal,
+            WriterCallbacks callbacks);
   ~AofWriter();
   AofWriter(const AofWriter&) = delete;
   AofWriter& operator=(const AofWriter&) = delete;
 
   // Opens the tail segment and starts the thread.
   Status Start();
-  // Writes and fsyncs everything sealed, then stops the thread. Returns the
-  // last error if data could not be made durable.
+  // Writes and fsyncs every group received, then stops the thread (seal the
+  // journal first). Returns the last error if data could not be made durable.
   Status Stop();
 
   // --- command thread ---
-  // Encodes one change batch: SELECT when `db` differs from the db of the
-  // previous record, MULTI/EXEC around batches of more than one command.
-  void AppendBatch(int db, const std::vector<std::vector<std::string>>& cmds);
-  // Appends raw record bytes (already RESP) to the current group.
-  void AppendRaw(std::string_view bytes);
-  // Hands the current group to the writer thread. Returns the global offset
-  // just past it (its trailer included). No-op on an empty group.
-  uint64_t Seal();
-  // Makes the next group start a new segment (seals the current one).
+  // Queues a sealed group. REQUIRES: group.start == sealed_offset().
+  void OnGroup(const JournalGroup& group) override;
+  // Makes the next group start a new segment, now (seal the journal first, so
+  // the roll falls at the journal's end).
   void RequestRoll();
-  // The next record repeats SELECT (used after a snapshot position).
-  void ForgetSelectedDb() { selected_db_ = -1; }
-  bool group_empty() const { return group_.empty(); }
-  // End of everything appended (the unsealed group included, its trailer not).
-  Position position() const { return {seq_, seg_offset_ + group_.size()}; }
-  uint64_t offset() const { return seg_start_ + seg_offset_ + group_.size(); }
-  // End of the last sealed group: the position of a snapshot taken now,
-  // after Seal().
+  // End of the groups received: the position of a snapshot taken now, after
+  // the journal is sealed.
+  Position position() const { return {seq_, seg_offset_}; }
   uint64_t sealed_offset() const { return seg_start_ + seg_offset_; }
   uint64_t lineage() const { return lineage_; }
   void set_policy(FsyncPolicy p);
@@ -130,9 +127,9 @@ class AofWriter {
     uint64_t seq;
     uint64_t start;   // global start of the segment
     uint64_t offset;  // offset of the chunk in its segment
-    std::string data; // group bytes, then the trailer (added by the thread)
-    bool has_trailer;
+    std::shared_ptr<const std::string> data;  // a sealed group; null: open segment `seq`
     bool counted;     // already subtracted from stats_.pending_bytes
+    size_t size() const { return data ? data->size() : 0; }
   };
   struct Job {
     uint64_t after_offset;  // global offset that must be durable first (0: none)
@@ -140,6 +137,7 @@ class AofWriter {
     uint64_t retire_before = 0;
   };
 
+  void Roll();
   void Run();
   void ProcessLocked(std::unique_lock<std::mutex>& lk);
   // Writer thread: write pending chunks; fsync per policy (or if forced).
@@ -157,10 +155,8 @@ class AofWriter {
   uint64_t lineage_;
   uint64_t seq_;
   uint64_t seg_start_;
-  uint64_t seg_offset_;  // sealed bytes in the current segment
-  std::string group_;
-  int selected_db_ = -1;
-  bool roll_requested_ = false;
+  uint64_t seg_offset_;  // bytes received in the current segment
+  Journal* journal_;
   uint64_t segment_size_;
   FsyncPolicy policy_;
 

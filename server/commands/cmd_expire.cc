@@ -89,7 +89,7 @@ void ExpireGeneric(CommandContext& ctx, bool relative, bool seconds) {
       return;
     }
   }
-  if (when <= now && !ctx.server.loading()) {
+  if (when <= now && !ctx.from_log) {
     db.Delete(key);
     ctx.PropagateAs({"DEL", std::string(key)});
   } else {

@@ -25,7 +25,7 @@ std::string ErrorText(const Status& s) {
 }
 
 Persistence* Get(CommandContext& ctx) {
-  Persistence* p = Persistence::Of(ctx.server);
+  Persistence* p = ctx.server.persistence();
   if (p == nullptr) ctx.Error("ERR persistence is not available");
   return p;
 }

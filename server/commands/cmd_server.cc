@@ -331,7 +331,23 @@ void Wait(CommandContext& ctx) {
     ctx.Error("ERR timeout is negative");
     return;
   }
-  ctx.reply.Integer(0);  // no replicas yet
+  // Replicas that acknowledged this client's last write: none yet (no
+  // replication). Enough already, or not allowed to wait (inside MULTI, from
+  // the log): answer now, as Redis. Otherwise park until enough acknowledge or
+  // the timeout (0: forever) passes; other clients are served meanwhile.
+  const int64_t acked = 0;
+  if (acked >= n || !ctx.can_block()) {
+    ctx.reply.Integer(acked);
+    return;
+  }
+  WaitCondition cond;
+  cond.what = WaitFor::kReplicaAcks;
+  cond.offset = ctx.client.woff;
+  cond.replicas = n;
+  ctx.server.waiting().Park(ctx.client, std::move(cond), timeout, [](Client& c, WaitEnd) {
+    protocol::ReplyWriter w(&c.out, c.resp);
+    w.Integer(0);  // the replicas that acknowledged by then
+  });
 }
 
 constexpr uint32_t kAdm = kAdmin | kNoScript | kLoading | kStale;

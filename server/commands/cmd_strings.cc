@@ -38,7 +38,7 @@ void InvalidExpire(CommandContext& ctx) {
 // Redis's checkStringLength: the result of APPEND/SETRANGE may not pass
 // proto-max-bulk-len. Commands replayed from the AOF are exempt.
 bool CheckStringLength(CommandContext& ctx, uint64_t size, uint64_t append) {
-  if (ctx.server.loading()) return true;
+  if (ctx.from_log) return true;
   uint64_t total = size + append;
   if (total < size || total > static_cast<uint64_t>(ctx.server.cfg().proto_max_bulk_len)) {
     ctx.Error(protocol::err::kStringTooLong);
@@ -281,7 +281,7 @@ void GetEx(CommandContext& ctx) {
   char buf[Database::kIntBufSize];
   ctx.reply.Bulk(Database::StringValue(e, buf));
 
-  if ((o.flags & (kExAt | kPxAt)) && when <= now && !ctx.server.loading()) {
+  if ((o.flags & (kExAt | kPxAt)) && when <= now && !ctx.from_log) {
     // An absolute time already in the past deletes the key.
     db.Delete(key);
     ctx.Dirty();

@@ -11,6 +11,7 @@
 
 #include "command_test_util.h"
 #include "storage/database.h"
+#include "storage/journal.h"
 #include "storage/set_value.h"
 
 namespace feedkv::server {
@@ -46,10 +47,17 @@ std::multiset<std::string> AsSet(const std::string& reply) {
 
 std::multiset<std::string> S(std::initializer_list<std::string> items) { return {items}; }
 
-class RecordingSink : public ChangeSink {
+// Records every logged command, decoded from the journal's bytes with the
+// journal's own decoder (SELECT / MULTI / EXEC framing removed).
+class RecordingSink : public JournalConsumer {
  public:
-  void Append(int, const std::vector<std::vector<std::string>>& cmds) override {
-    for (const auto& c : cmds) records.push_back(c);
+  void OnGroup(const JournalGroup& g) override {
+    JournalDecoder dec(16, [this](int, std::span<const JournalDecoder::Argv> batch) {
+      for (const auto& argv : batch) records.emplace_back(argv.begin(), argv.end());
+      return Status::OK();
+    });
+    Status s = dec.FeedGroups(*g.bytes, "test");
+    EXPECT_TRUE(s.ok()) << s.ToString();
   }
   std::vector<std::vector<std::string>> records;
 };
@@ -58,10 +66,17 @@ constexpr char kWrongType[] = "-WRONGTYPE Operation against a key holding the wr
 
 class SetCommandsTest : public CommandTest {
  protected:
-  SetCommandsTest() { server_->set_change_sink(&sink_); }
+  SetCommandsTest() { server_->journal().AddConsumer(&sink_); }
+  ~SetCommandsTest() override { server_->journal().RemoveConsumer(&sink_); }
   void ResetWith(Config c) {
+    server_->journal().RemoveConsumer(&sink_);
     Reset(std::move(c));
-    server_->set_change_sink(&sink_);
+    server_->journal().AddConsumer(&sink_);
+  }
+  // What was logged so far (the journal is sealed first, as a loop turn ends).
+  std::vector<std::vector<std::string>>& Logged() {
+    server_->journal().Seal();
+    return sink_.records;
   }
   std::string Encoding(const std::string& key) {
     const Entry* e = server_->db(0).Find(key);
@@ -116,7 +131,7 @@ TEST_F(SetCommandsTest, EmptySetsAreDeleted) {
 TEST_F(SetCommandsTest, WrongTypeEverywhere) {
   MakeString("str");
   Run({"SADD", "s", "1"});
-  sink_.records.clear();
+  Logged().clear();
   for (const std::vector<std::string>& cmd : std::vector<std::vector<std::string>>{
            {"SADD", "str", "1"}, {"SREM", "str", "1"}, {"SISMEMBER", "str", "1"},
            {"SMISMEMBER", "str", "1"}, {"SCARD", "str"}, {"SMEMBERS", "str"},
@@ -127,12 +142,12 @@ TEST_F(SetCommandsTest, WrongTypeEverywhere) {
     EXPECT_EQ(Run(cmd), kWrongType) << cmd[0];
   }
   EXPECT_EQ(Run({"SMOVE", "nokey", "str", "1"}), Int(0));  // Redis: missing source first
-  EXPECT_TRUE(sink_.records.empty());
+  EXPECT_TRUE(Logged().empty());
 }
 
 TEST_F(SetCommandsTest, SrandmemberFollowsRedis) {
   Run({"SADD", "k", "1", "2", "3", "4", "5"});
-  sink_.records.clear();
+  Logged().clear();
   EXPECT_EQ(Run({"SRANDMEMBER", "nokey"}), "$-1\r\n");
   EXPECT_EQ(Run({"SRANDMEMBER", "nokey", "3"}), "*0\r\n");
   EXPECT_EQ(Run({"SRANDMEMBER", "k", "0"}), "*0\r\n");
@@ -154,16 +169,16 @@ TEST_F(SetCommandsTest, SrandmemberFollowsRedis) {
   for (const auto& m : rep) EXPECT_EQ(all.count(m), 1u);
   EXPECT_EQ(all.count(Run({"SRANDMEMBER", "k"}).substr(4, 1)), 1u);
   EXPECT_EQ(Run({"SCARD", "k"}), Int(5));
-  EXPECT_TRUE(sink_.records.empty());  // read-only
+  EXPECT_TRUE(Logged().empty());  // read-only
 }
 
 TEST_F(SetCommandsTest, SpopPropagatesAsSremOfWhatItPopped) {
   for (bool hashtable : {false, true}) {
-    sink_.records.clear();
+    Logged().clear();
     server_->db(0).Delete("k");
     Run({"SADD", "k", "1", "2", "3", "4", "5", "6"});
     if (hashtable) Run({"SADD", "k", "x"});
-    sink_.records.clear();
+    Logged().clear();
     const std::string one = Run({"SPOP", "k"});
     std::vector<std::string> popped;
     ParseFlat(one, 0, &popped);
@@ -171,9 +186,9 @@ TEST_F(SetCommandsTest, SpopPropagatesAsSremOfWhatItPopped) {
     auto two = AsSet(Run({"SPOP", "k", "2"}));
     ASSERT_EQ(two.size(), 2u);
     popped.insert(popped.end(), two.begin(), two.end());
-    ASSERT_EQ(sink_.records.size(), 2u);
+    ASSERT_EQ(Logged().size(), 2u);
     std::multiset<std::string> logged;
-    for (const auto& rec : sink_.records) {
+    for (const auto& rec : Logged()) {
       EXPECT_EQ(rec[0], "SREM");
       EXPECT_EQ(rec[1], "k");
       logged.insert(rec.begin() + 2, rec.end());
@@ -185,16 +200,16 @@ TEST_F(SetCommandsTest, SpopPropagatesAsSremOfWhatItPopped) {
     EXPECT_EQ(rest.size(), hashtable ? 4u : 3u);
     EXPECT_FALSE(Exists("k"));
   }
-  sink_.records.clear();
+  Logged().clear();
   EXPECT_EQ(Run({"SPOP", "nokey"}), "$-1\r\n");
   EXPECT_EQ(Run({"SPOP", "nokey", "3"}), "*0\r\n");
   Run({"SADD", "k", "1"});
-  sink_.records.clear();
+  Logged().clear();
   EXPECT_EQ(Run({"SPOP", "k", "0"}), "*0\r\n");
   EXPECT_EQ(Run({"SPOP", "k", "-1"}), "-ERR value is out of range, must be positive\r\n");
   EXPECT_EQ(Run({"SPOP", "k", "x"}), "-ERR value is out of range, must be positive\r\n");
   EXPECT_EQ(Run({"SPOP", "k", "1", "2"}), "-ERR syntax error\r\n");
-  EXPECT_TRUE(sink_.records.empty());
+  EXPECT_TRUE(Logged().empty());
 }
 
 TEST_F(SetCommandsTest, SmoveMovesAndConvertsDestination) {
@@ -300,15 +315,15 @@ TEST_F(SetCommandsTest, Resp3RepliesAreSets) {
 
 TEST_F(SetCommandsTest, NoOpsAreNotPropagated) {
   Run({"SADD", "k", "1"});
-  sink_.records.clear();
+  Logged().clear();
   Run({"SADD", "k", "1"});
   Run({"SREM", "k", "2"});
   Run({"SMOVE", "k", "j", "9"});
   Run({"SINTERSTORE", "nokey2", "nokey"});
-  EXPECT_TRUE(sink_.records.empty());
+  EXPECT_TRUE(Logged().empty());
   Run({"SADD", "k", "2"});
-  ASSERT_EQ(sink_.records.size(), 1u);
-  EXPECT_EQ(sink_.records[0], (std::vector<std::string>{"SADD", "k", "2"}));
+  ASSERT_EQ(Logged().size(), 1u);
+  EXPECT_EQ(Logged()[0], (std::vector<std::string>{"SADD", "k", "2"}));
 }
 
 TEST_F(SetCommandsTest, CacheModeFullChangesNothing) {
@@ -320,14 +335,14 @@ TEST_F(SetCommandsTest, CacheModeFullChangesNothing) {
   Run({"SADD", "b", "100"});
   std::string before;
   static_cast<SetValue*>(Database::GetObject(server_->db(0).Find("k")))->longset().SerializeImage(&before);
-  sink_.records.clear();
+  Logged().clear();
   EXPECT_EQ(Run({"SADD", "k", "6", "7"}), "-FULL longset is full\r\n");
   EXPECT_EQ(Run({"SMOVE", "b", "k", "100"}), "-FULL longset is full\r\n");
   EXPECT_EQ(Run({"SCARD", "b"}), Int(1));  // the source kept its member
   std::string after;
   static_cast<SetValue*>(Database::GetObject(server_->db(0).Find("k")))->longset().SerializeImage(&after);
   EXPECT_EQ(before, after);
-  EXPECT_TRUE(sink_.records.empty());
+  EXPECT_TRUE(Logged().empty());
   // Existing members and removals still work; a string member converts instead.
   EXPECT_EQ(Run({"SADD", "k", "6"}), Int(0));
   EXPECT_EQ(Run({"SREM", "k", "6"}), Int(1));

@@ -1,6 +1,6 @@
-// Unit tests for AofWriter: record encoding, positions, segment rolls and the
-// manifest, fsync policies, and recovery from injected write/fsync failures
-// with nothing lost.
+// Unit tests for AofWriter as a consumer of a Journal: what it stores,
+// positions equal to journal offsets, segment rolls and the manifest, fsync
+// policies, and recovery from injected write/fsync failures with nothing lost.
 #include "storage/aof_writer.h"
 
 #include <gtest/gtest.h>
@@ -56,9 +56,19 @@ class AofWriterTest : public ::testing::Test {
       std::lock_guard<std::mutex> lk(mu_);
       statuses_.push_back(s.ok() ? "ok" : s.ToString());
     };
-    auto w = std::make_unique<AofWriter>(o, m, 0, cb);
+    auto w = std::make_unique<AofWriter>(o, m, 0, &journal_, cb);
     EXPECT_TRUE(w->Start().ok());
+    journal_.ForgetSelectedDb();
+    journal_.AddConsumer(w.get());
     return w;
+  }
+
+  void Append(int db, const Cmds& cmds) { journal_.AppendBatch(db, cmds); }
+  uint64_t Seal() { return journal_.Seal(); }
+  // Seals the journal and stops the writer, as the server does.
+  Status Stop(AofWriter* w) {
+    journal_.RemoveConsumer(w);
+    return w->Stop();
   }
 
   // All commands in the log, as "db:cmd args".
@@ -98,6 +108,7 @@ class AofWriterTest : public ::testing::Test {
   }
 
   std::string dir_;
+  Journal journal_;
   FaultInjectionEnv fault_{Env::Default()};
   Env* env_ = &fault_;
   std::atomic<uint64_t> durable_{0};
@@ -109,28 +120,30 @@ class AofWriterTest : public ::testing::Test {
 
 TEST_F(AofWriterTest, EncodesSelectAndTransactions) {
   auto w = Open(FsyncPolicy::kAlways);
-  w->AppendBatch(0, Cmds{{"SET", "a", "1"}});
-  w->AppendBatch(0, Cmds{{"SET", "b", "2"}});
-  w->AppendBatch(3, Cmds{{"SET", "c", "3"}, {"DEL", "a"}});
-  uint64_t end = w->Seal();
-  EXPECT_EQ(end, w->offset());
-  ASSERT_TRUE(w->Stop().ok());
+  Append(0, Cmds{{"SET", "a", "1"}});
+  Append(0, Cmds{{"SET", "b", "2"}});
+  Append(3, Cmds{{"SET", "c", "3"}, {"DEL", "a"}});
+  uint64_t end = Seal();
+  EXPECT_EQ(end, journal_.sealed_offset());
+  ASSERT_TRUE(Stop(w.get()).ok());
   EXPECT_EQ(ReadBack(), (std::vector<std::string>{"SELECT 0", "SET a 1", "SET b 2", "SELECT 3",
                                                    "MULTI", "SET c 3", "DEL a", "EXEC"}));
 }
 
 TEST_F(AofWriterTest, PositionsAreExactAndAlwaysReportsDurable) {
   auto w = Open(FsyncPolicy::kAlways);
-  w->AppendBatch(0, Cmds{{"SET", "a", "1"}});
-  Position p = w->position();
-  uint64_t end = w->Seal();
-  EXPECT_EQ(end, p.offset + kTrailerSize);
+  Append(0, Cmds{{"SET", "a", "1"}});
+  const uint64_t covered = journal_.end_offset();
+  uint64_t end = Seal();
+  EXPECT_EQ(end, covered) << "end_offset() predicts where the open group ends";
+  EXPECT_EQ(w->position().offset, end) << "one segment: its offset is the journal offset";
+  EXPECT_EQ(w->sealed_offset(), end);
   ASSERT_TRUE(WaitFor([&] { return durable_.load() == end; }));
   EXPECT_EQ(w->stats().durable_offset, end);
   uint64_t size;
   ASSERT_TRUE(env_->FileSize(dir_ + "/appendonly.aof.000001", &size).ok());
   EXPECT_EQ(size, end);
-  EXPECT_TRUE(w->Stop().ok());
+  EXPECT_TRUE(Stop(w.get()).ok());
 }
 
 TEST_F(AofWriterTest, RollsSegmentsAndUpdatesManifest) {
@@ -138,17 +151,17 @@ TEST_F(AofWriterTest, RollsSegmentsAndUpdatesManifest) {
   std::vector<std::string> want;
   for (int i = 0; i < 200; i++) {
     std::string k = "key" + std::to_string(i);
-    w->AppendBatch(0, Cmds{{"SET", k, std::string(40, 'x')}});
-    w->Seal();
+    Append(0, Cmds{{"SET", k, std::string(40, 'x')}});
+    Seal();
   }
   EXPECT_GT(w->position().segment, 5u);
-  ASSERT_TRUE(w->Stop().ok());
+  ASSERT_TRUE(Stop(w.get()).ok());
   Manifest m;
   ASSERT_TRUE(LoadManifest(env_, dir_, "appendonly.aof", &m).ok());
   EXPECT_EQ(m.last().seq, w->position().segment);
   LogReport rep;
   auto cmds = ReadBack(&rep);
-  EXPECT_EQ(rep.end_offset, w->offset());
+  EXPECT_EQ(rep.end_offset, journal_.sealed_offset());
   int sets = 0;
   for (const auto& c : cmds) sets += c.rfind("SET ", 0) == 0;
   EXPECT_EQ(sets, 200);
@@ -162,7 +175,8 @@ TEST_F(AofWriterTest, RollsSegmentsAndUpdatesManifest) {
 
 TEST_F(AofWriterTest, RequestRollStartsANewSegmentAtOnce) {
   auto w = Open(FsyncPolicy::kAlways);
-  w->AppendBatch(0, Cmds{{"SET", "a", "1"}});
+  Append(0, Cmds{{"SET", "a", "1"}});
+  Seal();
   w->RequestRoll();
   EXPECT_EQ(w->position().segment, 2u);
   EXPECT_EQ(w->position().offset, 0u);
@@ -175,20 +189,21 @@ TEST_F(AofWriterTest, RequestRollStartsANewSegmentAtOnce) {
   Manifest m = w->manifest();
   ASSERT_EQ(m.segments.size(), 2u);
   EXPECT_EQ(m.segments[1].start, w->sealed_offset());
-  ASSERT_TRUE(w->Stop().ok());
+  ASSERT_TRUE(Stop(w.get()).ok());
 }
 
 TEST_F(AofWriterTest, RetireDropsOldSegments) {
   auto w = Open(FsyncPolicy::kNo);
   for (int i = 0; i < 5; i++) {
-    w->AppendBatch(0, Cmds{{"SET", "k", std::to_string(i)}});
+    Append(0, Cmds{{"SET", "k", std::to_string(i)}});
+    Seal();
     w->RequestRoll();
   }
   w->RetireBefore(4);
   std::atomic<bool> done{false};
   w->RunWhenDurable([&](const Status&) { done = true; });
   ASSERT_TRUE(WaitFor([&] { return done.load() && w->manifest().segments.front().seq == 4; }));
-  ASSERT_TRUE(w->Stop().ok());
+  ASSERT_TRUE(Stop(w.get()).ok());
   EXPECT_FALSE(env_->FileExists(dir_ + "/appendonly.aof.000001"));
   EXPECT_FALSE(env_->FileExists(dir_ + "/appendonly.aof.000003"));
   EXPECT_TRUE(env_->FileExists(dir_ + "/appendonly.aof.000004"));
@@ -198,12 +213,12 @@ TEST_F(AofWriterTest, RetireDropsOldSegments) {
 
 TEST_F(AofWriterTest, FullDiskIsReportedThenRecoveredWithNothingLost) {
   auto w = Open(FsyncPolicy::kAlways);
-  w->AppendBatch(0, Cmds{{"SET", "a", "1"}});
-  uint64_t first = w->Seal();
+  Append(0, Cmds{{"SET", "a", "1"}});
+  uint64_t first = Seal();
   ASSERT_TRUE(WaitFor([&] { return durable_.load() == first; }));
   fault_.fail_appends = true;
-  w->AppendBatch(0, Cmds{{"SET", "b", std::string(1000, 'b')}});
-  uint64_t second = w->Seal();
+  Append(0, Cmds{{"SET", "b", std::string(1000, 'b')}});
+  uint64_t second = Seal();
   ASSERT_TRUE(WaitFor([&] { return !Statuses().empty(); }));
   EXPECT_NE(Statuses()[0].find("No space"), std::string::npos);
   EXPECT_EQ(durable_.load(), first) << "nothing past the failure is reported durable";
@@ -212,62 +227,62 @@ TEST_F(AofWriterTest, FullDiskIsReportedThenRecoveredWithNothingLost) {
   ASSERT_TRUE(WaitFor([&] { return durable_.load() == second; }));
   ASSERT_TRUE(WaitFor([&] { return Statuses().size() == 2; }));
   EXPECT_EQ(Statuses()[1], "ok");
-  ASSERT_TRUE(w->Stop().ok());
+  ASSERT_TRUE(Stop(w.get()).ok());
   EXPECT_EQ(ReadBack(), (std::vector<std::string>{"SELECT 0", "SET a 1", "SET b " + std::string(1000, 'b')}));
 }
 
 TEST_F(AofWriterTest, FailedFsyncRewritesUnsyncedData) {
   auto w = Open(FsyncPolicy::kAlways);
   fault_.fail_syncs = true;
-  w->AppendBatch(0, Cmds{{"SET", "a", "1"}});
-  w->AppendBatch(0, Cmds{{"SET", "b", "2"}});
-  uint64_t end = w->Seal();
+  Append(0, Cmds{{"SET", "a", "1"}});
+  Append(0, Cmds{{"SET", "b", "2"}});
+  uint64_t end = Seal();
   ASSERT_TRUE(WaitFor([&] { return !Statuses().empty(); }));
   EXPECT_EQ(durable_.load(), 0u);
   int appends_before = fault_.appends.load();
   fault_.fail_syncs = false;
   ASSERT_TRUE(WaitFor([&] { return durable_.load() == end; }));
   EXPECT_GT(fault_.appends.load(), appends_before) << "the unsynced group was written again";
-  ASSERT_TRUE(w->Stop().ok());
+  ASSERT_TRUE(Stop(w.get()).ok());
   EXPECT_EQ(ReadBack(), (std::vector<std::string>{"SELECT 0", "SET a 1", "SET b 2"}));
 }
 
 TEST_F(AofWriterTest, EverySecSyncsWithinASecond) {
   auto w = Open(FsyncPolicy::kEverySec);
-  w->AppendBatch(0, Cmds{{"SET", "a", "1"}});
-  uint64_t end = w->Seal();
+  Append(0, Cmds{{"SET", "a", "1"}});
+  uint64_t end = Seal();
   ASSERT_TRUE(WaitFor([&] { return w->stats().written_offset == end; }));
   ASSERT_TRUE(WaitFor([&] { return durable_.load() == end; }));
-  ASSERT_TRUE(w->Stop().ok());
+  ASSERT_TRUE(Stop(w.get()).ok());
 }
 
 TEST_F(AofWriterTest, IdleWriterDoesNotSpinAfterARoll) {
   auto w = Open(FsyncPolicy::kEverySec, 64);
   for (int i = 0; i < 5; i++) {
-    w->AppendBatch(0, Cmds{{"SET", "k", std::string(100, 'x')}});
-    w->Seal();  // each group rolls the segment: an empty new segment is open
+    Append(0, Cmds{{"SET", "k", std::string(100, 'x')}});
+    Seal();  // each group rolls the segment: an empty new segment is open
   }
-  ASSERT_TRUE(WaitFor([&] { return w->stats().durable_offset == w->offset(); }));
+  ASSERT_TRUE(WaitFor([&] { return w->stats().durable_offset == journal_.sealed_offset(); }));
   timespec a, b;
   clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &a);
   std::this_thread::sleep_for(std::chrono::milliseconds(300));
   clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &b);
   double cpu_ms = (b.tv_sec - a.tv_sec) * 1e3 + (b.tv_nsec - a.tv_nsec) / 1e6;
   EXPECT_LT(cpu_ms, 50.0) << "the writer thread busy-waits";
-  ASSERT_TRUE(w->Stop().ok());
+  ASSERT_TRUE(Stop(w.get()).ok());
 }
 
 TEST_F(AofWriterTest, JobSeesFailureWhileDiskIsFull) {
   auto w = Open(FsyncPolicy::kEverySec);
   fault_.fail_appends = true;
-  w->AppendBatch(0, Cmds{{"SET", "a", "1"}});
-  w->Seal();
+  Append(0, Cmds{{"SET", "a", "1"}});
+  Seal();
   std::atomic<int> result{-1};
   w->RunWhenDurable([&](const Status& s) { result = s.ok() ? 1 : 0; });
   ASSERT_TRUE(WaitFor([&] { return result.load() != -1; }));
   EXPECT_EQ(result.load(), 0);
   fault_.fail_appends = false;
-  ASSERT_TRUE(w->Stop().ok());
+  ASSERT_TRUE(Stop(w.get()).ok());
   EXPECT_EQ(ReadBack(), (std::vector<std::string>{"SELECT 0", "SET a 1"}));
 }
 
@@ -275,31 +290,31 @@ TEST_F(AofWriterTest, WrittenOffsetIsReportedBeforeAnyFsyncUnderNo) {
   // Replies under everysec and no wait for this report: it must come after the
   // write(2), without waiting for an fsync.
   auto w = Open(FsyncPolicy::kNo);
-  w->AppendBatch(0, Cmds{{"SET", "a", "1"}});
-  uint64_t end = w->Seal();
+  Append(0, Cmds{{"SET", "a", "1"}});
+  uint64_t end = Seal();
   ASSERT_TRUE(WaitFor([&] { return written_.load() == end; }));
   EXPECT_EQ(durable_.load(), 0u) << "no fsync under 'no'";
   EXPECT_EQ(w->stats().written_offset, end);
-  ASSERT_TRUE(w->Stop().ok());
+  ASSERT_TRUE(Stop(w.get()).ok());
 }
 
 TEST_F(AofWriterTest, AlwaysReportsOnlyTheDurableOffset) {
   auto w = Open(FsyncPolicy::kAlways);
-  w->AppendBatch(0, Cmds{{"SET", "a", "1"}});
-  uint64_t end = w->Seal();
+  Append(0, Cmds{{"SET", "a", "1"}});
+  uint64_t end = Seal();
   ASSERT_TRUE(WaitFor([&] { return durable_.load() == end; }));
   EXPECT_EQ(written_calls_.load(), 0) << "under always only durable data is acknowledged";
-  ASSERT_TRUE(w->Stop().ok());
+  ASSERT_TRUE(Stop(w.get()).ok());
 }
 
 TEST_F(AofWriterTest, FailingDiskUnderEverySecRetriesAtTheIntervalInsteadOfSpinning) {
   auto w = Open(FsyncPolicy::kEverySec);
-  w->AppendBatch(0, Cmds{{"SET", "a", "1"}});
-  uint64_t first = w->Seal();
+  Append(0, Cmds{{"SET", "a", "1"}});
+  uint64_t first = Seal();
   ASSERT_TRUE(WaitFor([&] { return written_.load() == first; }));  // written, not yet fsynced
   fault_.fail_appends = true;
-  w->AppendBatch(0, Cmds{{"SET", "b", "2"}});
-  uint64_t second = w->Seal();
+  Append(0, Cmds{{"SET", "b", "2"}});
+  uint64_t second = Seal();
   ASSERT_TRUE(WaitFor([&] { return !Statuses().empty(); }));
   // Past the everysec deadline of the unsynced first group: the writer used to wait
   // for that deadline, already past, and retry the failing write without pause.
@@ -311,7 +326,7 @@ TEST_F(AofWriterTest, FailingDiskUnderEverySecRetriesAtTheIntervalInsteadOfSpinn
   EXPECT_EQ(written_.load(), first) << "the failed group is not reported written";
   fault_.fail_appends = false;
   ASSERT_TRUE(WaitFor([&] { return written_.load() == second; }));
-  ASSERT_TRUE(w->Stop().ok());
+  ASSERT_TRUE(Stop(w.get()).ok());
   EXPECT_EQ(ReadBack(), (std::vector<std::string>{"SELECT 0", "SET a 1", "SET b 2"}));
 }
 

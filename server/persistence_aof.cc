@@ -1,0 +1,122 @@
+// Persistence: the AOF sink. The AofWriter consumes the server's journal; its
+// thread's progress comes back as WaitingClients::LogProgress, and its errors
+// as MISCONF (UpdateWriteError).
+#include <boost/asio/post.hpp>
+
+#include <random>
+
+#include <fmt/format.h>
+
+#include "server/persistence.h"
+#include "storage/rdb_writer.h"
+
+namespace feedkv::server {
+
+Status Persistence::StartNewLog(bool save_base) {
+  aof::Manifest m;
+  std::random_device rd;
+  m.lineage = (static_cast<uint64_t>(rd()) << 32) ^ rd() ^ static_cast<uint64_t>(NowUs());
+  // The log starts at the journal's offset: positions in it and journal
+  // offsets are the same numbers, whenever the AOF was turned on.
+  Journal& journal = server_.journal();
+  journal.Seal();
+  m.segments.push_back({1, journal.sealed_offset()});
+  std::string seg = JoinPath(aof_dir_, aof::SegmentName(server_.cfg().appendfilename, 1));
+  std::unique_ptr<WritableFile> f;
+  Status s = env_->NewWritableFile(seg, true, &f);
+  if (s.ok()) s = f->Close();
+  if (!s.ok()) return s;
+  if (save_base) {
+    // The snapshot becomes the log's base: it must name the new lineage
+    // before the manifest exists.
+    rdb::Header h;
+    h.aof_lineage = m.lineage;
+    h.aof_segment = 1;
+    h.aof_offset = journal.sealed_offset();
+    h.ctime_ms = NowMs();
+    rdb::SnapshotSource src = Source(h);
+    std::string tmp = JoinPath(server_.cfg().dir, fmt::format("temp-base-{}.rdb", getpid()));
+    rdb::SaveStats st;
+    s = rdb::WriteSnapshotFile(env_, tmp, src, &st);
+    if (s.ok()) s = env_->RenameFile(tmp, rdb_path());
+    if (s.ok()) s = env_->SyncDir(DirName(rdb_path()));
+    if (!s.ok()) return s;
+    last_snapshot_ = src.header;
+  }
+  s = aof::StoreManifest(env_, aof_dir_, server_.cfg().appendfilename, m);
+  if (!s.ok()) return s;
+  server_.Log(2, fmt::format("Created a new AOF (lineage {:016x}) in {}", m.lineage, aof_dir_));
+  return OpenWriter(m, 0);
+}
+
+Status Persistence::OpenWriter(const aof::Manifest& m, uint64_t tail_size) {
+  aof::WriterOptions o;
+  o.env = env_;
+  o.dir = aof_dir_;
+  o.base_name = server_.cfg().appendfilename;
+  o.policy = fsync_policy();
+  o.segment_size = static_cast<uint64_t>(std::max<int64_t>(server_.cfg().aof_segment_size, 1024));
+  aof::WriterCallbacks cb;
+  boost::asio::io_context& io = server_.io();
+  // The writer thread's progress releases the replies held for it (each hold
+  // names the progress it needs: written, or fsynced under always).
+  cb.on_durable = [this, &io](uint64_t off) {
+    boost::asio::post(io, [this, off] { server_.waiting().LogProgress(WaitFor::kLogDurable, off); });
+  };
+  cb.on_written = [this, &io](uint64_t off) {
+    boost::asio::post(io, [this, off] { server_.waiting().LogProgress(WaitFor::kLogWritten, off); });
+  };
+  cb.on_status = [this, &io](const Status& st) {
+    std::string msg = st.ok() ? std::string() : st.ToString();
+    boost::asio::post(io, [this, msg] {
+      if (msg.empty()) {
+        server_.Log(3, "AOF write error is solved: the AOF can be written again");
+      } else {
+        server_.Log(3, "Error writing to the AOF: " + msg);
+      }
+      aof_error_ = msg;
+      UpdateWriteError();
+    });
+  };
+  Journal& journal = server_.journal();
+  journal.Seal();
+  auto w = std::make_unique<aof::AofWriter>(o, m, tail_size, &journal, cb);
+  if (w->sealed_offset() != journal.sealed_offset()) {
+    return Status::Corruption(fmt::format("the AOF ends at offset {} but the journal at {}",
+                                          w->sealed_offset(), journal.sealed_offset()));
+  }
+  Status s = w->Start();
+  if (!s.ok()) return s;
+  writer_ = std::move(w);
+  // The first group a new writer stores opens with SELECT.
+  journal.ForgetSelectedDb();
+  journal.AddConsumer(writer_.get());
+  // Everything loaded is durable: replies need not wait for older offsets.
+  server_.waiting().LogProgress(WaitFor::kLogDurable, journal.sealed_offset());
+  UpdateReplyAck();
+  return Status::OK();
+}
+
+void Persistence::UpdateReplyAck() {
+  if (!writer_) {
+    server_.set_reply_ack(std::nullopt);
+    return;
+  }
+  server_.set_reply_ack(writer_->policy() == aof::FsyncPolicy::kAlways ? WaitFor::kLogDurable
+                                                                       : WaitFor::kLogWritten);
+}
+
+void Persistence::StopWriter() {
+  if (!writer_) return;
+  server_.journal().RemoveConsumer(writer_.get());  // seals the open group first
+  Status s = writer_->Stop();
+  if (!s.ok()) server_.Log(3, "Could not make the AOF durable at stop: " + s.ToString());
+  writer_.reset();
+  // Nothing is stored any more: replies still waiting for the log go out.
+  server_.set_reply_ack(std::nullopt);
+  server_.waiting().ReleaseLogHolds();
+  aof_error_.clear();
+  UpdateWriteError();
+}
+
+}  // namespace feedkv::server

@@ -1,0 +1,169 @@
+// Persistence: loading the dataset at start-up (snapshot, then the AOF through
+// the LogApplier) and DEBUG RELOAD.
+#include <fmt/format.h>
+
+#include "server/log_applier.h"
+#include "server/persistence.h"
+#include "storage/aof_reader.h"
+#include "storage/rdb_reader.h"
+
+namespace feedkv::server {
+
+bool Persistence::LoadAtStartup() {
+  const ServerConfig& cfg = server_.cfg();
+  std::string rdb = rdb_path();
+  auto fatal = [&](const std::string& msg) {
+    server_.Log(3, msg);
+    return false;
+  };
+  if (!cfg.appendonly) {
+    if (!env_->FileExists(rdb)) return true;
+    rdb::Header h;
+    Status s = LoadSnapshot(rdb, &h);
+    if (!s.ok()) return fatal("Fatal error loading the snapshot: " + s.ToString());
+    last_snapshot_ = h;
+    // The journal continues where the snapshot's log position was.
+    server_.journal().ResetOffset(h.aof_offset);
+    return true;
+  }
+  Status s = env_->CreateDirIfMissing(aof_dir_);
+  if (!s.ok()) return fatal("Can't open the append-only directory: " + s.ToString());
+  aof::Manifest m;
+  s = aof::LoadManifest(env_, aof_dir_, cfg.appendfilename, &m);
+  if (s.IsNotFound()) {
+    std::vector<std::string> names;
+    env_->ListDir(aof_dir_, &names).PermitUnchecked();
+    for (const auto& n : names) {
+      uint64_t seq;
+      if (aof::ParseSegmentName(cfg.appendfilename, n, &seq)) {
+        return fatal(fmt::format("AOF segment {} exists in {} but there is no manifest; refusing "
+                                 "to start (see docs/persistence.md)", n, aof_dir_));
+      }
+    }
+    // A new log. Whatever the snapshot holds becomes its base.
+    bool loaded = false;
+    if (env_->FileExists(rdb)) {
+      rdb::Header h;
+      s = LoadSnapshot(rdb, &h);
+      if (!s.ok()) return fatal("Fatal error loading the snapshot: " + s.ToString());
+      server_.journal().ResetOffset(h.aof_offset);
+      loaded = true;
+    }
+    s = StartNewLog(loaded);
+    if (!s.ok()) return fatal("Can't create the append-only log: " + s.ToString());
+    return true;
+  }
+  if (!s.ok()) return fatal("Bad AOF manifest: " + s.ToString());
+
+  // Pick the starting point: the snapshot, if it belongs to this log.
+  aof::Position from{m.segments.front().seq, 0};
+  bool whole_log = m.segments.front().start == 0;
+  if (env_->FileExists(rdb)) {
+    rdb::Header h;
+    s = rdb::ReadHeaderFile(env_, rdb, &h);
+    const aof::SegmentInfo* seg = s.ok() ? m.Find(h.aof_segment) : nullptr;
+    bool matches = s.ok() && h.aof_lineage == m.lineage && seg != nullptr &&
+                   seg->start + h.aof_segment_offset == h.aof_offset;
+    if (matches) {
+      s = LoadSnapshot(rdb, &h);
+      if (s.ok()) {
+        from = {h.aof_segment, h.aof_segment_offset};
+        last_snapshot_ = h;
+      } else if (!whole_log) {
+        return fatal("Fatal error loading the snapshot: " + s.ToString());
+      } else {
+        server_.Log(3, "The snapshot is damaged (" + s.ToString() +
+                           "); replaying the whole AOF instead");
+        server_.dataset().Clear();
+      }
+    } else if (!whole_log) {
+      return fatal(fmt::format("{} does not match the AOF (lineage {:016x}) and the AOF no longer "
+                               "starts at offset 0: cannot recover; see docs/persistence.md",
+                               rdb, m.lineage));
+    } else {
+      server_.Log(3, fmt::format("{} does not belong to this AOF; replaying the whole AOF", rdb));
+    }
+  } else if (!whole_log) {
+    return fatal("No snapshot and the AOF no longer starts at offset 0: cannot recover");
+  }
+
+  aof::LogReport report;
+  s = ReplayAof(m, from, &report);
+  if (!s.ok()) {
+    return fatal("Fatal error replaying the AOF: " + s.ToString() +
+                 ". Run tools/feedkv-check-aof on " + aof_dir_ + " (--fix truncates it).");
+  }
+  if (report.truncated) {
+    server_.Log(3, fmt::format("!!! Warning: torn last write in {}: bytes [{}, {}) ({} bytes) were "
+                               "cut (aof-load-truncated yes): {}",
+                               report.truncated_file, report.truncated_at,
+                               report.truncated_at + report.truncated_bytes, report.truncated_bytes,
+                               report.truncated_reason));
+  }
+  server_.journal().ResetOffset(report.end_offset);
+  server_.Log(2, fmt::format("AOF replayed from {}:{}: {} commands; log ends at {}:{} (offset {})",
+                             from.segment, from.offset, report.records, report.end.segment,
+                             report.end.offset, report.end_offset));
+  // Orphans: segment files the manifest does not name (a roll or a
+  // retirement interrupted by a crash).
+  std::vector<std::string> names;
+  env_->ListDir(aof_dir_, &names).PermitUnchecked();
+  for (const auto& n : names) {
+    uint64_t seq;
+    if (aof::ParseSegmentName(cfg.appendfilename, n, &seq) && m.Find(seq) == nullptr) {
+      server_.Log(2, "Removing orphan AOF segment " + n);
+      env_->RemoveFile(JoinPath(aof_dir_, n)).PermitUnchecked();
+    }
+  }
+  s = OpenWriter(m, report.tail_size);
+  if (!s.ok()) return fatal("Can't open the AOF for writing: " + s.ToString());
+  return true;
+}
+
+Status Persistence::LoadSnapshot(const std::string& path, rdb::Header* h) {
+  Dataset& data = server_.dataset();
+  std::unique_ptr<rdb::DatasetLoader> loader = data.NewLoader(NowMs());
+  rdb::LoadStats st;
+  Status s = rdb::ReadSnapshotFile(env_, path, data.num_dbs(), loader.get(), h, &st);
+  if (!s.ok()) {
+    data.Clear();
+    return s;
+  }
+  data.Adopt(*loader);
+  load_keys_ = st.keys;
+  load_expired_ = loader->expired_keys();
+  server_.Log(2, fmt::format("Snapshot {} loaded: {} keys, {} counter spaces, {} bytes", path,
+                             st.keys, st.counter_spaces, st.bytes));
+  return Status::OK();
+}
+
+Status Persistence::ReplayAof(const aof::Manifest& m, aof::Position from, aof::LogReport* report) {
+  LogApplier::Options o;
+  o.source = "AOF";
+  LogApplier applier(server_, o);
+  const std::string& base = server_.cfg().appendfilename;
+  aof::ReadOptions opts;
+  opts.truncate_torn_tail = server_.cfg().aof_load_truncated;
+  return aof::ReadLog(
+      env_, aof_dir_, base, m, from, opts,
+      [&](uint64_t seq, const aof::Group& g) -> Status {
+        return applier.ApplyGroup(g.records, fmt::format("{}:{}", aof::SegmentName(base, seq), g.begin));
+      },
+      report);
+}
+
+
+Status Persistence::Reload(bool save) {
+  if (save) {
+    Status s = Save();
+    if (!s.ok()) return s;
+  }
+  for (int i = 0; i < server_.num_dbs(); i++) server_.TouchWatchedInDb(i);
+  server_.dataset().Clear();
+  // The journal goes on at its own offset: after a save the snapshot equals
+  // it; DEBUG RELOAD NOSAVE puts older data under it, as in Redis.
+  rdb::Header h;
+  return LoadSnapshot(rdb_path(), &h);
+}
+
+}  // namespace feedkv::server

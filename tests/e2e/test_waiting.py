@@ -1,0 +1,81 @@
+"""Waiting clients (issue 24, landing 2): a command parks its client until a
+condition holds or its timeout passes, while everyone else is served; the
+client's later commands wait behind it and reply in order; nothing parks
+inside MULTI; a disconnect while parked frees it. WAIT is the first user.
+Every case also runs against Redis 7 (no replicas there either)."""
+
+import time
+
+from conftest import RawConn, wait_until
+
+
+def blocked(c):
+    return int(c.info("clients")["blocked_clients"])
+
+
+def test_wait_for_no_replicas_answers_at_once(raw):
+    c = raw()
+    assert c.cmd("SET", "k", "v") == "OK"
+    t0 = time.monotonic()
+    assert c.cmd("WAIT", "0", "0") == 0
+    assert c.cmd("WAIT", "0", "5000") == 0
+    assert time.monotonic() - t0 < 1.0
+
+
+def test_wait_times_out_while_other_clients_are_served(r, raw):
+    c = raw()
+    t0 = time.monotonic()
+    c.send_command("WAIT", "1", "700")
+    assert wait_until(lambda: blocked(r) == 1, timeout=5)
+    # The command thread is free: another client is answered at once.
+    p0 = time.monotonic()
+    assert r.ping()
+    assert r.set("x", "1")
+    assert time.monotonic() - p0 < 0.5
+    assert c.read_reply(timeout=10) == 0
+    took = time.monotonic() - t0
+    assert 0.6 <= took < 5.0, took
+    assert wait_until(lambda: blocked(r) == 0, timeout=5)
+
+
+def test_a_pipeline_behind_a_parked_command_waits_and_keeps_its_order(raw):
+    c = raw()
+    c.send(b"WAIT 1 300\r\nSET after 1\r\nGET after\r\nPING\r\n")
+    t0 = time.monotonic()
+    assert c.read_replies(4, timeout=10) == [0, "OK", b"1", "PONG"]
+    assert time.monotonic() - t0 >= 0.25
+
+
+def test_nothing_parks_inside_multi(raw):
+    c = raw()
+    assert c.cmd("MULTI") == "OK"
+    assert c.cmd("WAIT", "1", "0") == "QUEUED"
+    t0 = time.monotonic()
+    assert c.cmd("EXEC") == [0]
+    assert time.monotonic() - t0 < 1.0
+
+
+def test_a_disconnect_while_parked_frees_the_client(r, server):
+    c = RawConn(server.port)
+    c.send_command("WAIT", "1", "0")  # forever
+    assert wait_until(lambda: blocked(r) == 1, timeout=5)
+    c.close()
+    assert wait_until(lambda: blocked(r) == 0, timeout=5)
+    assert wait_until(lambda: int(r.info("clients")["connected_clients"]) == 1, timeout=5)
+
+
+def test_a_thousand_parked_clients(r, server):
+    conns = []
+    try:
+        for _ in range(1000):
+            c = RawConn(server.port)
+            c.send_command("WAIT", "1", "1500")
+            conns.append(c)
+        assert wait_until(lambda: blocked(r) == 1000, timeout=10)
+        assert r.ping()
+        for c in conns:
+            assert c.read_reply(timeout=20) == 0
+        assert wait_until(lambda: blocked(r) == 0, timeout=5)
+    finally:
+        for c in conns:
+            c.close()
