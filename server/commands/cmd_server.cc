@@ -350,6 +350,54 @@ void Wait(CommandContext& ctx) {
   });
 }
 
+// WAITAOF numlocal numreplicas timeout (Redis 7.2): waits until this client's
+// last write is fsynced to the local AOF (numlocal 1) and acknowledged as
+// fsynced by numreplicas replicas (none yet); replies [local, replicas].
+void WaitAof(CommandContext& ctx) {
+  int64_t numlocal, numreplicas, timeout;
+  if (!ctx.IntArg(1, &numlocal) || !ctx.IntArg(2, &numreplicas)) return;
+  if (!ParseInt64(ctx.arg(3), &timeout)) {
+    ctx.Error("ERR timeout is not an integer or out of range");
+    return;
+  }
+  if (timeout < 0) {
+    ctx.Error("ERR timeout is negative");
+    return;
+  }
+  const bool aof_on = ctx.server.cfg().appendonly;
+  if (numlocal > 0 && !aof_on) {
+    ctx.Error("ERR WAITAOF cannot be used when numlocal is set but appendonly is disabled.");
+    return;
+  }
+  auto local_acked = [aof_on, woff = ctx.client.woff](Server& s) -> int64_t {
+    return aof_on && s.waiting().durable() >= woff ? 1 : 0;
+  };
+  auto reply = [](protocol::ReplyWriter& w, int64_t local) {
+    w.ArrayHeader(2);
+    w.Integer(local);
+    w.Integer(0);  // replicas that fsynced it: none yet
+  };
+  const int64_t local = local_acked(ctx.server);
+  if ((local >= numlocal && numreplicas <= 0) || !ctx.can_block()) {
+    reply(ctx.reply, local);
+    return;
+  }
+  WaitCondition cond;
+  cond.offset = ctx.client.woff;
+  if (numreplicas > 0) {
+    cond.what = WaitFor::kReplicaAcks;
+    cond.replicas = numreplicas;
+  } else {
+    cond.what = WaitFor::kLogDurable;
+  }
+  Server& server = ctx.server;
+  server.waiting().Park(ctx.client, std::move(cond), timeout,
+                        [&server, local_acked, reply](Client& c, WaitEnd) {
+                          protocol::ReplyWriter w(&c.out, c.resp);
+                          reply(w, local_acked(server));
+                        });
+}
+
 constexpr uint32_t kAdm = kAdmin | kNoScript | kLoading | kStale;
 
 const SubcommandSpec kConfigSubs[] = {
@@ -393,6 +441,7 @@ const CommandSpec kCommands[] = {
     {"monitor", 1, kAdmin | kNoScript | kLoading | kStale, 0, 0, 0, Monitor, "Listens for all requests received by the server in real-time.", "server"},
     {"role", 1, kNoScript | kLoading | kStale | kFast | kAclAdmin | kAclDangerous, 0, 0, 0, Role, "Returns the replication role.", "server"},
     {"wait", 3, kAclConnection, 0, 0, 0, Wait, "Blocks until the asynchronous replication of all preceding write commands sent by the connection is completed.", "generic"},
+    {"waitaof", 4, kAclConnection, 0, 0, 0, WaitAof, "Blocks until all of the preceding write commands sent by the connection are written to the append-only file of the master and/or replicas.", "generic"},
 };
 
 }  // namespace

@@ -6,7 +6,9 @@ Every case also runs against Redis 7 (no replicas there either)."""
 
 import time
 
-from conftest import RawConn, wait_until
+import pytest
+
+from conftest import RawConn, RespError, is_real_redis, wait_until
 
 
 def blocked(c):
@@ -79,3 +81,35 @@ def test_a_thousand_parked_clients(r, server):
     finally:
         for c in conns:
             c.close()
+
+
+# WAITAOF is Redis 7.2's (Debian's Redis 7.0 does not have it): replies and
+# errors as Redis 7.2 documents them.
+feedkv_only = pytest.mark.skipif(is_real_redis(), reason="Redis 7.0 has no WAITAOF")
+
+
+@feedkv_only
+def test_waitaof_needs_the_aof_for_numlocal(raw):
+    c = raw()
+    assert c.cmd("WAITAOF", "1", "0", "0") == RespError(
+        "ERR WAITAOF cannot be used when numlocal is set but appendonly is disabled.")
+    assert c.cmd("WAITAOF", "0", "0", "0") == [0, 0]
+    assert c.cmd("WAITAOF", "0", "0", "-1") == RespError("ERR timeout is negative")
+    assert c.cmd("WAITAOF", "x", "0", "0") == RespError("ERR value is not an integer or out of range")
+
+
+@feedkv_only
+@pytest.mark.server_args("--appendonly", "yes", "--appendfsync", "everysec")
+def test_waitaof_waits_for_the_local_fsync(raw):
+    c = raw()
+    assert c.cmd("SET", "k", "v") == "OK"
+    t0 = time.monotonic()
+    assert c.cmd("WAITAOF", "1", "0", "0") == [1, 0]  # everysec: within about a second
+    assert time.monotonic() - t0 < 3.0
+    # No replica will acknowledge: the timeout answers with what holds.
+    t0 = time.monotonic()
+    assert c.cmd("WAITAOF", "1", "1", "300") == [1, 0]
+    assert time.monotonic() - t0 >= 0.25
+    assert c.cmd("MULTI") == "OK"
+    assert c.cmd("WAITAOF", "1", "1", "0") == "QUEUED"
+    assert c.cmd("EXEC") == [[1, 0]]
