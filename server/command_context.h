@@ -69,6 +69,10 @@ class CommandContext {
   // Parses argument i as an int64; on failure replies Redis's error and
   // returns false.
   bool IntArg(size_t i, int64_t* out);
+  // Argument i as a timeout in milliseconds, as Redis's
+  // getTimeoutFromObjectOrReply (WAIT, WAITAOF, CLIENT PAUSE): an integer, not
+  // negative; replies Redis's error if not.
+  bool TimeoutMsArg(size_t i, int64_t* out);
   bool DoubleArg(size_t i, double* out);
   // Parses argument i as an int64 id: decimal, zero-padding allowed (as
   // redis-benchmark's __rand_int__ produces); replies Redis's error if not.

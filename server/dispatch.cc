@@ -108,6 +108,18 @@ bool CommandContext::IntArg(size_t i, int64_t* out) {
   return false;
 }
 
+bool CommandContext::TimeoutMsArg(size_t i, int64_t* out) {
+  if (!ParseInt64(args[i], out)) {
+    Error("ERR timeout is not an integer or out of range");
+    return false;
+  }
+  if (*out < 0) {
+    Error("ERR timeout is negative");
+    return false;
+  }
+  return true;
+}
+
 void CommandContext::SubcommandError() {
   // Dispatch rejects unknown subcommands and wrong arities from the table;
   // this is for the finer checks of a handler (Redis's
@@ -209,6 +221,10 @@ void Server::Execute(Client& c, std::span<const std::string_view> args) {
     w.Simple("QUEUED");
     return;
   }
+  if (pause_end_ms_ != 0 && PauseHolds(c, *spec)) {
+    PostponeForPause(c, args);
+    return;
+  }
   size_t before = c.out.size();
   auto mode = c.reply_mode;
   if (mode == Client::ReplyMode::kSkip) c.reply_mode = Client::ReplyMode::kOn;
@@ -216,6 +232,51 @@ void Server::Execute(Client& c, std::span<const std::string_view> args) {
   bool keep = mode == Client::ReplyMode::kOn ||
               (mode == Client::ReplyMode::kOff && c.reply_mode == Client::ReplyMode::kOn);
   if (!keep) c.out.resize(before);
+}
+
+namespace {
+// Parked clients waiting for a CLIENT PAUSE to end share this token.
+constexpr uint64_t kPauseToken = ~uint64_t{0};
+}  // namespace
+
+void Server::PauseClients(int64_t end_ms, bool all) {
+  pause_end_ms_ = std::max(pause_end_ms_, end_ms);
+  pause_all_ = pause_all_ || all;
+}
+
+void Server::UnpauseClients() {
+  pause_end_ms_ = 0;
+  pause_all_ = false;
+  waiting_.AsyncDone(kPauseToken);
+}
+
+bool Server::PauseHolds(const Client& c, const CommandSpec& spec) {
+  if (NowMs() >= pause_end_ms_) {
+    UnpauseClients();
+    return false;
+  }
+  if (pause_all_ || (spec.flags & kWrite)) return true;
+  // Redis's is_may_replicate_command: an EXEC whose queue holds a write.
+  bool queued_write = false;
+  if (c.in_multi && spec.handler == table_.Find("exec")->handler) {
+    c.queued.ForEach([&](const CommandSpec& q, std::span<const std::string_view>) {
+      queued_write = queued_write || (q.flags & kWrite) != 0;
+    });
+  }
+  return queued_write;
+}
+
+void Server::PostponeForPause(Client& c, std::span<const std::string_view> args) {
+  WaitCondition cond;
+  cond.what = WaitFor::kAsyncDone;
+  cond.token = kPauseToken;
+  // The pause's end is the timeout; a pause extended meanwhile parks it again.
+  std::vector<std::string> saved(args.begin(), args.end());
+  waiting_.Park(c, std::move(cond), std::max<int64_t>(1, pause_end_ms_ - NowMs()),
+                [this, saved = std::move(saved)](Client& client, WaitEnd) {
+                  std::vector<std::string_view> argv(saved.begin(), saved.end());
+                  Execute(client, argv);
+                });
 }
 
 bool Server::Call(Client& c, const CommandSpec& called, std::span<const std::string_view> args,

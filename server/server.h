@@ -151,6 +151,12 @@ class Server {
   // that queued behind it. Safe to call from inside a command (it posts).
   void ResumeClient(uint64_t client_id, bool command_ended);
 
+  // CLIENT PAUSE / UNPAUSE (Redis 7.0): until unix ms `end_ms`, the commands of
+  // every client (`all`) or those that may write wait, parked, and run when
+  // the pause ends. A second pause keeps the later end and the stricter kind.
+  void PauseClients(int64_t end_ms, bool all);
+  void UnpauseClients();
+
   // Clients.
   uint64_t NextClientId() { return next_client_id_++; }
   // The server owns every open connection: it enters the table when it starts
@@ -248,6 +254,10 @@ class Server {
   void CountChange(int db, uint64_t bytes);
   bool PendingChanges() const { return !pending_changes_.empty() || pending_counted_ > 0; }
   void FlushPropagation();
+  // Whether a pause holds `spec` from `c` now (ends an expired pause).
+  bool PauseHolds(const Client& c, const CommandSpec& spec);
+  // Parks the command until the pause ends, then runs it through Execute.
+  void PostponeForPause(Client& c, std::span<const std::string_view> args);
   // Seals the journal's group at the end of this loop turn (group commit).
   void ScheduleSeal();
 
@@ -271,6 +281,8 @@ class Server {
   std::vector<Client*> monitors_;
   std::vector<std::vector<std::string>> pending_changes_;
   int pending_db_ = 0;
+  int64_t pause_end_ms_ = 0;  // CLIENT PAUSE: 0 when not paused
+  bool pause_all_ = false;
   size_t pending_counted_ = 0;          // records only counted (no consumer)
   uint64_t pending_counted_bytes_ = 0;  // and their encoded size
   int call_depth_ = 0;

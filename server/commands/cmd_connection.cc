@@ -267,6 +267,10 @@ void ClientHelp(CommandContext& ctx) {
       "    Control the replies sent to the current connection.",
       "SETNAME <name>",
       "    Assign the name <name> to the current connection.",
+      "UNPAUSE",
+      "    Stop the current client pause, resuming traffic.",
+      "PAUSE <timeout> [WRITE|ALL]",
+      "    Suspend all, or just write, clients for <timeout> milliseconds.",
       "NO-EVICT (ON|OFF)",
       "    Protect current client connection from eviction.",
   });
@@ -383,6 +387,25 @@ void ClientCmd(CommandContext& ctx) {
     } else {
       r.Integer(static_cast<int64_t>(victims.size()));
     }
+  } else if (EqualsIgnoreCase(sub, "PAUSE") && (ctx.argc() == 3 || ctx.argc() == 4)) {
+    // CLIENT PAUSE timeout [WRITE|ALL]: commands of every client (ALL, the
+    // default) or those that may write (WRITE) wait until the pause ends.
+    int64_t timeout;
+    if (!ctx.TimeoutMsArg(2, &timeout)) return;
+    bool all = true;
+    if (ctx.argc() == 4) {
+      if (EqualsIgnoreCase(ctx.arg(3), "WRITE")) {
+        all = false;
+      } else if (!EqualsIgnoreCase(ctx.arg(3), "ALL")) {
+        ctx.Error("ERR CLIENT PAUSE mode must be WRITE or ALL");
+        return;
+      }
+    }
+    ctx.server.PauseClients(NowMs() + timeout, all);
+    r.Ok();
+  } else if (EqualsIgnoreCase(sub, "UNPAUSE") && ctx.argc() == 2) {
+    ctx.server.UnpauseClients();
+    r.Ok();
   } else if (EqualsIgnoreCase(sub, "NO-EVICT") && ctx.argc() == 3) {
     c.no_evict = EqualsIgnoreCase(ctx.arg(2), "on");
     r.Ok();
@@ -419,6 +442,8 @@ const SubcommandSpec kClientSubs[] = {
     {"list", -2, kAdmin | kCli, "Lists open connections."},
     {"kill", -3, kAdmin | kCli, "Terminates open connections."},
     {"no-evict", 3, kAdmin | kCli, "Sets the client eviction mode of the connection."},
+    {"pause", -3, kAdmin | kCli, "Suspends commands processing."},
+    {"unpause", 2, kAdmin | kCli, "Resumes processing commands from paused clients."},
     {"no-touch", 3, kCli, "Controls whether commands sent by the client affect the LRU/LFU of accessed keys."},
     {"reply", 3, kCli, "Instructs the server whether to reply to commands."},
     {"help", 2, kLoading | kStale, "Returns helpful text about the different subcommands."},

@@ -323,14 +323,7 @@ void Role(CommandContext& ctx) {
 void Wait(CommandContext& ctx) {
   int64_t n, timeout;
   if (!ctx.IntArg(1, &n)) return;
-  if (!ParseInt64(ctx.arg(2), &timeout)) {
-    ctx.Error("ERR timeout is not an integer or out of range");  // Redis's getTimeoutFromObjectOrReply
-    return;
-  }
-  if (timeout < 0) {
-    ctx.Error("ERR timeout is negative");
-    return;
-  }
+  if (!ctx.TimeoutMsArg(2, &timeout)) return;
   // Replicas that acknowledged this client's last write: none yet (no
   // replication). Enough already, or not allowed to wait (inside MULTI, from
   // the log): answer now, as Redis. Otherwise park until enough acknowledge or
@@ -356,14 +349,7 @@ void Wait(CommandContext& ctx) {
 void WaitAof(CommandContext& ctx) {
   int64_t numlocal, numreplicas, timeout;
   if (!ctx.IntArg(1, &numlocal) || !ctx.IntArg(2, &numreplicas)) return;
-  if (!ParseInt64(ctx.arg(3), &timeout)) {
-    ctx.Error("ERR timeout is not an integer or out of range");
-    return;
-  }
-  if (timeout < 0) {
-    ctx.Error("ERR timeout is negative");
-    return;
-  }
+  if (!ctx.TimeoutMsArg(3, &timeout)) return;
   const bool aof_on = ctx.server.cfg().appendonly;
   if (numlocal > 0 && !aof_on) {
     ctx.Error("ERR WAITAOF cannot be used when numlocal is set but appendonly is disabled.");

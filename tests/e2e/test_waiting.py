@@ -113,3 +113,59 @@ def test_waitaof_waits_for_the_local_fsync(raw):
     assert c.cmd("MULTI") == "OK"
     assert c.cmd("WAITAOF", "1", "1", "0") == "QUEUED"
     assert c.cmd("EXEC") == [[1, 0]]
+
+
+# CLIENT PAUSE / UNPAUSE (Redis 7.0): paused commands park and run when the
+# pause ends, in order; the command thread serves the others meanwhile.
+
+def test_client_pause_write_holds_writes_not_reads(r, raw):
+    writer = raw()
+    assert r.execute_command("CLIENT", "PAUSE", "400", "WRITE") in (True, "OK", b"OK")
+    t0 = time.monotonic()
+    writer.send(b"SET k v\r\nGET k\r\n")
+    assert wait_until(lambda: blocked(r) == 1, timeout=5)
+    assert r.get("k") is None  # reads go on; the SET has not run
+    assert writer.read_replies(2, timeout=10) == ["OK", b"v"]
+    assert time.monotonic() - t0 >= 0.3
+
+
+def test_client_unpause_releases_paused_clients_at_once(r, raw):
+    writer = raw()
+    r.execute_command("CLIENT", "PAUSE", "100000", "WRITE")
+    writer.send_command("INCR", "n")
+    assert wait_until(lambda: blocked(r) == 1, timeout=5)
+    t0 = time.monotonic()
+    r.execute_command("CLIENT", "UNPAUSE")
+    assert writer.read_reply(timeout=10) == 1
+    assert time.monotonic() - t0 < 2.0
+
+
+def test_client_pause_write_holds_an_exec_with_writes_only(r, raw):
+    c = raw()
+    r.set("x", "1")
+    r.execute_command("CLIENT", "PAUSE", "300", "WRITE")
+    t0 = time.monotonic()
+    assert c.cmd("MULTI") == "OK"
+    assert c.cmd("GET", "x") == "QUEUED"
+    assert c.cmd("EXEC") == [b"1"]  # read-only: not held
+    assert time.monotonic() - t0 < 0.25
+    assert c.cmd("MULTI") == "OK"
+    assert c.cmd("INCR", "x") == "QUEUED"
+    assert c.cmd("EXEC") == [2]
+    assert time.monotonic() - t0 >= 0.25
+
+
+def test_client_pause_all_holds_every_command(server, raw):
+    a, b = raw(), raw()
+    assert a.cmd("CLIENT", "PAUSE", "300") == "OK"
+    t0 = time.monotonic()
+    assert b.cmd("PING") == "PONG"
+    assert time.monotonic() - t0 >= 0.25
+
+
+def test_client_pause_arguments_as_redis(raw):
+    c = raw()
+    assert c.cmd("CLIENT", "PAUSE", "abc") == RespError("ERR timeout is not an integer or out of range")
+    assert c.cmd("CLIENT", "PAUSE", "-1") == RespError("ERR timeout is negative")
+    assert c.cmd("CLIENT", "PAUSE", "10", "FOO") == RespError("ERR CLIENT PAUSE mode must be WRITE or ALL")
+    assert c.cmd("CLIENT", "UNPAUSE") == "OK"
