@@ -258,7 +258,7 @@ bool Server::PauseHolds(const Client& c, const CommandSpec& spec) {
   if (pause_all_ || (spec.flags & kWrite)) return true;
   // Redis's is_may_replicate_command: an EXEC whose queue holds a write.
   bool queued_write = false;
-  if (c.in_multi && spec.handler == table_.Find("exec")->handler) {
+  if (c.in_multi && spec.name == "exec") {
     c.queued.ForEach([&](const CommandSpec& q, std::span<const std::string_view>) {
       queued_write = queued_write || (q.flags & kWrite) != 0;
     });

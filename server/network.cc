@@ -145,6 +145,8 @@ void Connection::OnReadable(const boost::system::error_code& ec) {
 }
 
 void Connection::RunHeldInput() {
+  // Input that waited (behind a reply backlog or a parked command): run it,
+  // send the replies, read on.
   if (closed_) return;
   ProcessInput();
   if (closed_) return;
@@ -316,11 +318,7 @@ void Connection::OnWritten(const boost::system::error_code& ec, size_t n) {
 void Connection::ResumeAfterWait() {
   // Posted: the wait may end inside another client's command (CLIENT UNBLOCK).
   boost::asio::post(server_.io(), [self = shared_from_this()] {
-    if (self->closed_ || self->client_.blocked) return;
-    self->ProcessInput();
-    if (self->closed_) return;
-    self->Flush();
-    self->DoRead();
+    if (!self->client_.blocked) self->RunHeldInput();
   });
 }
 

@@ -60,7 +60,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void CloseOverOutputLimit();
   // Unsent reply bytes past which no more input is read or run.
   size_t PauseReadingAt() const;
-  // Runs input that was held back while replies were backlogged.
+  // Runs input that waited (reply backlog, parked command), flushes, reads on.
   void RunHeldInput();
 
   Server& server_;

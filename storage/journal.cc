@@ -60,22 +60,30 @@ void Journal::RemoveConsumer(JournalConsumer* c) {
   consumers_.erase(std::remove(consumers_.begin(), consumers_.end(), c), consumers_.end());
 }
 
-void Journal::AppendBatch(int db, std::span<const std::vector<std::string>> cmds) {
-  if (cmds.empty()) return;
-  std::string* out = consumers_.empty() ? nullptr : &group_;
+void Journal::OpenBatch(int db, size_t commands, std::string* out) {
   if (db != selected_db_) {
     const std::string dbs = std::to_string(db);
     const std::string_view sel[] = {"SELECT", dbs};
     open_size_ += Emit(out, std::span<const std::string_view>(sel));
     selected_db_ = db;
   }
-  static const std::string kMulti[] = {"MULTI"};
-  static const std::string kExec[] = {"EXEC"};
-  if (cmds.size() > 1) open_size_ += Emit(out, std::span<const std::string>(kMulti));
-  for (const auto& c : cmds) open_size_ += Emit(out, std::span<const std::string>(c));
-  if (cmds.size() > 1) open_size_ += Emit(out, std::span<const std::string>(kExec));
+  static const std::string_view kMulti[] = {"MULTI"};
+  if (commands > 1) open_size_ += Emit(out, std::span<const std::string_view>(kMulti));
+}
+
+void Journal::CloseBatch(size_t commands, std::string* out) {
+  static const std::string_view kExec[] = {"EXEC"};
+  if (commands > 1) open_size_ += Emit(out, std::span<const std::string_view>(kExec));
   // Bounds memory and the latency of one write; a batch is never split.
   if (open_size_ >= aof::kMaxGroupBytes) Seal();
+}
+
+void Journal::AppendBatch(int db, std::span<const std::vector<std::string>> cmds) {
+  if (cmds.empty()) return;
+  std::string* out = consumers_.empty() ? nullptr : &group_;
+  OpenBatch(db, cmds.size(), out);
+  for (const auto& c : cmds) open_size_ += Emit(out, std::span<const std::string>(c));
+  CloseBatch(cmds.size(), out);
 }
 
 uint64_t Journal::EncodedSize(std::span<const std::string_view> argv) {
@@ -88,20 +96,9 @@ uint64_t Journal::EncodedSize(std::span<const std::string> argv) {
 
 void Journal::CountBatch(int db, size_t commands, uint64_t command_bytes) {
   if (commands == 0) return;
-  if (db != selected_db_) {
-    const std::string dbs = std::to_string(db);
-    const std::string_view sel[] = {"SELECT", dbs};
-    open_size_ += EncodedSize(std::span<const std::string_view>(sel));
-    selected_db_ = db;
-  }
-  static const std::string_view kMulti[] = {"MULTI"};
-  static const std::string_view kExec[] = {"EXEC"};
-  if (commands > 1) {
-    open_size_ += EncodedSize(std::span<const std::string_view>(kMulti)) +
-                  EncodedSize(std::span<const std::string_view>(kExec));
-  }
+  OpenBatch(db, commands, nullptr);
   open_size_ += command_bytes;
-  if (open_size_ >= aof::kMaxGroupBytes) Seal();
+  CloseBatch(commands, nullptr);
 }
 
 uint64_t Journal::end_offset() const {

@@ -94,6 +94,12 @@ class Journal {
   uint64_t groups_sealed() const { return groups_sealed_; }
 
  private:
+  // The framing around a batch: SELECT when the database changes and MULTI
+  // before a batch of several commands; EXEC after it. Written to `out`, or
+  // only counted when it is null.
+  void OpenBatch(int db, size_t commands, std::string* out);
+  void CloseBatch(size_t commands, std::string* out);
+
   std::vector<JournalConsumer*> consumers_;
   std::string group_;       // the open group's bytes (empty while nobody consumes)
   uint64_t open_size_ = 0;  // the open group's size, encoded or counted
