@@ -81,11 +81,9 @@ void Clients(Server& s, std::string* o) {
 void Memory(Server& s, std::string* o) {
   // Counter tables are mapped directly, not malloc'd, so the allocator's
   // figure misses them; add the pages they touched (the rest of a mapping is a
-  // reservation that costs nothing: 1 GiB per table by default).
+  // reservation that costs nothing).
   size_t used = AllocatedBytes();
-  for (const auto& [name, space] : s.counter_spaces()) {
-    for (size_t i = 0; i < space->num_tables(); i++) used += space->table(i).touched_bytes();
-  }
+  for (const auto& [name, space] : s.counter_spaces()) used += space->TableBytes();
   size_t rss = ResidentBytes();
   size_t dataset = s.UsedMemory();
   size_t peak = std::max(s.peak_memory(), used);

@@ -15,13 +15,14 @@ LogApplier::LogApplier(Server& server, Options options)
   client_.addr = options_.source;
 }
 
-Status LogApplier::ApplyGroup(std::span<const aof::Record> records, std::string_view where) {
+Status LogApplier::ApplyGroup(std::span<const aof::Record> records, std::string_view file,
+                              uint64_t group_begin) {
   for (const aof::Record& r : records) {
-    where_ = fmt::format("{}+{}", where, r.offset);
+    where_ = fmt::format("{} offset {}", file, r.offset);
     Status s = decoder_.Feed(r.argv, where_);
     if (!s.ok()) return s;
   }
-  return decoder_.EndGroup(where);
+  return decoder_.EndGroup(fmt::format("{} offset {}", file, group_begin));
 }
 
 Status LogApplier::ApplyBatch(int db, std::span<const JournalDecoder::Argv> batch) {

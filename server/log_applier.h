@@ -42,9 +42,11 @@ class LogApplier {
 
   LogApplier(Server& server, Options options);
 
-  // Applies the records of one verified group, in order. `where` names the
-  // group (file, offset) in errors.
-  Status ApplyGroup(std::span<const aof::Record> records, std::string_view where);
+  // Applies the records of one verified group, in order. Errors name the
+  // record as "<file> offset <byte offset in the file>"; the group starts at
+  // `group_begin`.
+  Status ApplyGroup(std::span<const aof::Record> records, std::string_view file,
+                    uint64_t group_begin);
 
   uint64_t applied() const { return applied_; }
   uint64_t failed() const { return failed_; }

@@ -147,7 +147,7 @@ Status Persistence::ReplayAof(const aof::Manifest& m, aof::Position from, aof::L
   return aof::ReadLog(
       env_, aof_dir_, base, m, from, opts,
       [&](uint64_t seq, const aof::Group& g) -> Status {
-        return applier.ApplyGroup(g.records, fmt::format("{}:{}", aof::SegmentName(base, seq), g.begin));
+        return applier.ApplyGroup(g.records, aof::SegmentName(base, seq), g.begin);
       },
       report);
 }

@@ -297,7 +297,10 @@ void Server::Cron() {
   int64_t now = NowMs();
   access_clock_.Tick(now);  // as Redis's server.lruclock: hz times a second
   // Active expiry: a bounded walk per database per tick (and at most one rehash step).
-  for (int i = 0; i < dataset_.num_dbs(); i++) dataset_.db(i).ActiveExpireCycle(now, 4096, /*rehash_us=*/0);
+  // None during CLIENT PAUSE, as Redis: a failover sees a dataset that holds still.
+  if (pause_end_ms_ == 0 || now >= pause_end_ms_) {
+    for (int i = 0; i < dataset_.num_dbs(); i++) dataset_.db(i).ActiveExpireCycle(now, 4096, /*rehash_us=*/0);
+  }
   // Keyspace rehash: 1 ms per tick for one database, as Redis's databasesCron, and none
   // while a fork child runs.
   if (!fork_child_active_) {
@@ -310,6 +313,13 @@ void Server::Cron() {
         rehash_db_ = i;
         break;
       }
+    }
+  }
+  // Counter table growth: a bounded step per tick (new keys move more), none while a
+  // fork child runs, as the keyspace rehash.
+  if (!fork_child_active_) {
+    for (auto& [name, space] : dataset_.counter_spaces()) {
+      if (space->growing()) space->GrowStep(CounterSpace::kCronGrowSlots);
     }
   }
   // Idle clients.

@@ -6,6 +6,7 @@
 #include <cassert>
 #include <cmath>
 #include <limits>
+#include <utility>
 
 namespace feedkv {
 
@@ -17,6 +18,24 @@ constexpr char kOverflowMessage[] = "increment or decrement would overflow";
 
 // Rough cost of one std::unordered_map node (next pointer, key, value, malloc header).
 constexpr size_t kDictNodeBytes = 32;
+
+}  // namespace
+
+// Growth (docs/counters.md, "Growth"): a new table is one page; each time the newest
+// table fills it is rehashed into one kGrowthFactor larger, up to counter-table-size.
+// 1.5x keeps a table just after growth at 0.9 / 1.5 = 60% fill, so at rest a key costs
+// at most 1.67x its slot bytes (2x the bound we promise).
+constexpr uint64_t kFirstTableBytes = CounterTable::kPageBytes;
+constexpr uint64_t kFirstTableSlots = 64;
+constexpr double kGrowthFactor = 1.5;
+// Tables up to this many slots (~640 KiB of 20-byte slots) grow in one step.
+constexpr uint64_t kInstantGrowthSlots = 32768;
+// Slots of the old table moved per new key while a large table grows. The larger table
+// is full only after 0.45x the old capacity in new keys; 16 slots per key finishes the
+// move after 1/16 of the old capacity.
+constexpr uint64_t kGrowSlotsPerInsert = 16;
+
+namespace {
 
 CounterOptions ClampOptions(CounterOptions o, size_t slot_bytes) {
   const uint64_t min_bytes = CounterTable::kMinCapacity * slot_bytes;
@@ -128,23 +147,121 @@ int CounterSpace::Route(int64_t id) const {
   return static_cast<int>(it - starts_.begin()) - 1;
 }
 
-Status CounterSpace::AddTable(int64_t first_id) {
+CounterTableMeta CounterSpace::NewMeta(int64_t first_id, int64_t last_id,
+                                       uint64_t table_bytes) const {
   CounterTableMeta meta;
   meta.first_id = first_id;
-  meta.last_id = kMaxId;
-  meta.capacity = CounterTable::CapacityFor(options_.table_bytes, schema_->slot_bytes());
+  meta.last_id = last_id;
+  meta.capacity = CounterTable::CapacityFor(table_bytes, schema_->slot_bytes());
   meta.max_probes = options_.max_probes;
   const double limit = std::floor(options_.max_fill * static_cast<double>(meta.capacity));
   meta.max_used = std::clamp<uint64_t>(static_cast<uint64_t>(limit), 1, meta.capacity);
   meta.seed1 = CounterTable::kDefaultSeed1;
   meta.seed2 = CounterTable::kDefaultSeed2;
+  return meta;
+}
+
+Status CounterSpace::AddTable(int64_t first_id, uint64_t keys) {
+  const size_t slot_bytes = schema_->slot_bytes();
+  const double want = static_cast<double>(keys) * static_cast<double>(slot_bytes) /
+                      options_.max_fill * kGrowthFactor;
+  const uint64_t bytes = std::min<uint64_t>(
+      options_.table_bytes,
+      std::max<uint64_t>({kFirstTableBytes, kFirstTableSlots * slot_bytes, options_.first_table_bytes,
+                          static_cast<uint64_t>(std::min(want, 0x1p62))}));
   std::unique_ptr<CounterTable> t;
-  Status s = CounterTable::Create(schema_, meta, &t);
+  Status s = CounterTable::Create(schema_, NewMeta(first_id, kMaxId, bytes), &t);
   if (!s.ok()) return s;
   if (!tables_.empty()) tables_.back()->set_last_id(first_id - 1);
   tables_.push_back(std::move(t));
   starts_.push_back(first_id);
   return Status::OK();
+}
+
+bool CounterSpace::StartGrowth() {
+  assert(!growing_from_ && !tables_.empty());
+  CounterTable& newest = *tables_.back();
+  const uint64_t bytes = std::min<uint64_t>(
+      options_.table_bytes,
+      static_cast<uint64_t>(static_cast<double>(newest.bytes()) * kGrowthFactor));
+  if (CounterTable::CapacityFor(bytes, schema_->slot_bytes()) <= newest.capacity()) return false;
+  std::unique_ptr<CounterTable> bigger;
+  if (!CounterTable::Create(schema_, NewMeta(newest.first_id(), newest.last_id(), bytes), &bigger)
+           .ok()) {
+    return false;  // the key goes to extend, as into a full table
+  }
+  growing_from_ = std::move(tables_.back());
+  tables_.back() = std::move(bigger);
+  grow_cursor_ = 0;
+  ++growths_;
+  // A small table moves at once (well under a millisecond); a large one a few slots per
+  // new key and per cron tick, so no command waits for a whole rehash.
+  if (growing_from_->capacity() <= kInstantGrowthSlots) FinishGrowth();
+  return true;
+}
+
+void CounterSpace::GrowStep(uint64_t slots) {
+  if (!growing_from_) return;
+  CounterTable& from = *growing_from_;
+  CounterTable& to = *tables_.back();
+  const size_t width = schema_->num_fields();
+  std::array<uint64_t, CounterSchema::kMaxFields> row;
+  const uint64_t end = std::min(from.capacity(), grow_cursor_ + slots);
+  for (; grow_cursor_ < end; ++grow_cursor_) {
+    int64_t id;
+    if (!from.KeyAt(grow_cursor_, &id)) continue;
+    schema_->LoadAll(from.slot(grow_cursor_), row.data());
+    from.Erase(from.Lookup(id));
+    const CounterTable::Probe p = to.Lookup(id);
+    if (!to.full() && p.slot != CounterTable::kNoSlot) {
+      char* slot = to.Insert(id, p);
+      for (size_t f = 0; f < width; f++) schema_->Store(slot, f, row[f]);
+    } else {
+      std::copy(row.begin(), row.begin() + width, extend_.Insert(id));
+      ++extend_probe_limit_;
+    }
+  }
+  if (grow_cursor_ >= from.capacity()) growing_from_.reset();
+}
+
+void CounterSpace::FinishGrowth() {
+  if (growing_from_) GrowStep(growing_from_->capacity());
+}
+
+bool CounterSpace::PrepareNewest(int64_t id) {
+  bool changed = false;
+  if (growing_from_) {
+    GrowStep(kGrowSlotsPerInsert);
+    changed = true;
+  }
+  if (tables_.back()->full()) {
+    // Growth moves kGrowSlotsPerInsert slots per insert and the larger table takes
+    // 1.5x the keys, so it finishes long before this; finish it in case it has not.
+    FinishGrowth();
+    if (!StartGrowth()) Roll(id);
+    changed = true;
+  }
+  return changed;
+}
+
+CounterTable* CounterSpace::FindSlot(int64_t id, int route, CounterTable::Probe* probe) {
+  return const_cast<CounterTable*>(std::as_const(*this).FindSlot(id, route, probe));
+}
+
+const CounterTable* CounterSpace::FindSlot(int64_t id, int route,
+                                           CounterTable::Probe* probe) const {
+  if (route < 0) return nullptr;
+  const CounterTable* t = tables_[route].get();
+  *probe = t->Lookup(id);
+  if (probe->found) return t;
+  if (growing_from_ && route == static_cast<int>(tables_.size()) - 1) {
+    CounterTable::Probe old = growing_from_->Lookup(id);
+    if (old.found) {
+      *probe = old;
+      return growing_from_.get();
+    }
+  }
+  return nullptr;
 }
 
 bool CounterSpace::Roll(int64_t id) {
@@ -174,7 +291,7 @@ bool CounterSpace::Roll(int64_t id) {
       schema_->LoadAll(slot, &values[values.size() - width]);
     });
   }
-  if (!AddTable(start).ok()) return false;
+  if (!AddTable(start, movers.size()).ok()) return false;
   CounterTable& fresh = *tables_.back();
   for (size_t i = 0; i < movers.size(); i++) {
     newest.Erase(newest.Lookup(movers[i]));
@@ -190,25 +307,32 @@ bool CounterSpace::Roll(int64_t id) {
   return true;
 }
 
-void CounterSpace::Place(int64_t id, int route, CounterTable::Probe probe, size_t field,
-                         uint64_t value) {
-  if (value > schema_->field_max(field)) {
-    aux_.Insert(id)[field] = value;
+void CounterSpace::Place(int64_t id, int route, CounterTable::Probe probe, const uint64_t* row) {
+  const size_t width = schema_->num_fields();
+  bool fits = true;
+  for (size_t f = 0; f < width; f++) fits = fits && row[f] <= schema_->field_max(f);
+  if (!fits) {
+    std::copy(row, row + width, aux_.Insert(id));
     ++aux_entries_;
   } else {
+    bool reroute = false;
     if (route < 0 && !CounterTable::IsReservedId(id) && tables_.empty() && AddTable(kMinId).ok()) {
-      route = 0;
-      probe = tables_[0]->Lookup(id);
+      reroute = true;
     }
-    if (route >= 0 && route == static_cast<int>(tables_.size()) - 1 && tables_[route]->full() &&
-        Roll(id) && id >= starts_.back()) {
-      route = static_cast<int>(tables_.size()) - 1;
-      probe = tables_[route]->Lookup(id);
+    if (!reroute && route >= 0 && route == static_cast<int>(tables_.size()) - 1) {
+      reroute = PrepareNewest(id);
+    }
+    if (reroute) {
+      route = Route(id);
+      if (route >= 0) probe = tables_[route]->Lookup(id);
     }
     if (route >= 0 && !tables_[route]->full() && probe.slot != CounterTable::kNoSlot) {
-      schema_->Store(tables_[route]->Insert(id, probe), field, value);
+      char* slot = tables_[route]->Insert(id, probe);
+      for (size_t f = 0; f < width; f++) {
+        if (row[f] != 0) schema_->Store(slot, f, row[f]);
+      }
     } else {
-      extend_.Insert(id)[field] = value;
+      std::copy(row, row + width, extend_.Insert(id));
       if (route >= 0 && !tables_[route]->full()) {
         ++extend_probe_limit_;
       } else {
@@ -219,33 +343,37 @@ void CounterSpace::Place(int64_t id, int route, CounterTable::Probe probe, size_
   max_id_seen_ = std::max(max_id_seen_, id);
 }
 
+void CounterSpace::Place(int64_t id, int route, CounterTable::Probe probe, size_t field,
+                         uint64_t value) {
+  std::array<uint64_t, CounterSchema::kMaxFields> row{};
+  row[field] = value;
+  Place(id, route, probe, row.data());
+}
+
 template <class Compute>
 Status CounterSpace::Update(int64_t id, size_t field, Compute compute, uint64_t* new_value) {
   if (field >= schema_->num_fields()) return Status::InvalidArgument("no such counter field");
   const int route = Route(id);
   CounterTable::Probe probe;
   uint64_t value = 0;
-  if (route >= 0) {
-    CounterTable& t = *tables_[route];
-    probe = t.Lookup(id);
-    if (probe.found) {
-      char* slot = t.slot(probe.slot);
-      Status s = compute(schema_->Load(slot, field), &value);
-      if (!s.ok()) return s;
-      if (value <= schema_->field_max(field)) {
-        schema_->Store(slot, field, value);
-      } else {
-        // Too wide for the slot: the whole key moves to aux, keeping its other fields.
-        uint64_t* row = aux_.Insert(id);
-        schema_->LoadAll(slot, row);
-        row[field] = value;
-        t.Erase(probe);
-        ++aux_entries_;
-      }
-      *new_value = value;
-      return Status::OK();
+  if (CounterTable* t = FindSlot(id, route, &probe)) {
+    char* slot = t->slot(probe.slot);
+    Status s = compute(schema_->Load(slot, field), &value);
+    if (!s.ok()) return s;
+    if (value <= schema_->field_max(field)) {
+      schema_->Store(slot, field, value);
+    } else {
+      // Too wide for the slot: the whole key moves to aux, keeping its other fields.
+      uint64_t* row = aux_.Insert(id);
+      schema_->LoadAll(slot, row);
+      row[field] = value;
+      t->Erase(probe);
+      ++aux_entries_;
     }
+    *new_value = value;
+    return Status::OK();
   }
+  // Not in a table: `probe` is the routed table's, where a new key would go.
   if (uint64_t* row = aux_.Find(id)) {
     Status s = compute(row[field], &value);
     if (!s.ok()) return s;
@@ -295,14 +423,10 @@ Status CounterSpace::Set(int64_t id, size_t field, uint64_t value) {
 }
 
 void CounterSpace::Get(int64_t id, uint64_t* values) const {
-  const int route = Route(id);
-  if (route >= 0) {
-    const CounterTable& t = *tables_[route];
-    const CounterTable::Probe p = t.Lookup(id);
-    if (p.found) {
-      schema_->LoadAll(t.slot(p.slot), values);
-      return;
-    }
+  CounterTable::Probe p;
+  if (const CounterTable* t = FindSlot(id, Route(id), &p)) {
+    schema_->LoadAll(t->slot(p.slot), values);
+    return;
   }
   const size_t n = schema_->num_fields();
   const uint64_t* row = aux_.size() ? aux_.Find(id) : nullptr;
@@ -316,11 +440,9 @@ void CounterSpace::Get(int64_t id, uint64_t* values) const {
 
 uint64_t CounterSpace::GetField(int64_t id, size_t field) const {
   assert(field < schema_->num_fields());
-  const int route = Route(id);
-  if (route >= 0) {
-    const CounterTable& t = *tables_[route];
-    const CounterTable::Probe p = t.Lookup(id);
-    if (p.found) return schema_->Load(t.slot(p.slot), field);
+  CounterTable::Probe p;
+  if (const CounterTable* t = FindSlot(id, Route(id), &p)) {
+    return schema_->Load(t->slot(p.slot), field);
   }
   if (const uint64_t* row = aux_.Find(id)) return row[field];
   if (const uint64_t* row = extend_.Find(id)) return row[field];
@@ -328,21 +450,18 @@ uint64_t CounterSpace::GetField(int64_t id, size_t field) const {
 }
 
 bool CounterSpace::Del(int64_t id) {
-  const int route = Route(id);
-  if (route >= 0) {
-    CounterTable& t = *tables_[route];
-    const CounterTable::Probe p = t.Lookup(id);
-    if (p.found) {
-      t.Erase(p);
-      return true;
-    }
+  CounterTable::Probe p;
+  if (CounterTable* t = FindSlot(id, Route(id), &p)) {
+    t->Erase(p);
+    return true;
   }
   return aux_.Erase(id) || extend_.Erase(id);
 }
 
 CounterLocation CounterSpace::Locate(int64_t id, size_t* table_index) const {
   const int route = Route(id);
-  if (route >= 0 && tables_[route]->Lookup(id).found) {
+  CounterTable::Probe p;
+  if (FindSlot(id, route, &p) != nullptr) {
     if (table_index != nullptr) *table_index = static_cast<size_t>(route);
     return CounterLocation::kTable;
   }
@@ -354,7 +473,14 @@ CounterLocation CounterSpace::Locate(int64_t id, size_t* table_index) const {
 size_t CounterSpace::num_keys() const {
   size_t n = aux_.size() + extend_.size();
   for (const auto& t : tables_) n += t->used();
+  if (growing_from_) n += growing_from_->used();
   return n;
+}
+
+size_t CounterSpace::TableBytes() const {
+  size_t bytes = growing_from_ ? growing_from_->touched_bytes() : 0;
+  for (const auto& t : tables_) bytes += t->touched_bytes();
+  return bytes;
 }
 
 size_t CounterSpace::MemoryUsage() const {
@@ -362,6 +488,9 @@ size_t CounterSpace::MemoryUsage() const {
                  tables_.capacity() * sizeof(tables_[0]) + starts_.capacity() * sizeof(int64_t);
   for (const auto& t : tables_) {
     bytes += sizeof(CounterTable) + t->touched_bytes() + t->tracking_bytes();
+  }
+  if (growing_from_) {
+    bytes += sizeof(CounterTable) + growing_from_->touched_bytes() + growing_from_->tracking_bytes();
   }
   return bytes;
 }
@@ -385,6 +514,10 @@ CounterSpaceStats CounterSpace::Stats() const {
     st.max_probes = std::max(st.max_probes, ts.max_probes);
     st.tables.push_back(ts);
   }
+  if (growing_from_) {
+    st.table_keys += growing_from_->used();
+    probe_sum += growing_from_->probe_sum();
+  }
   st.aux_keys = aux_.size();
   st.extend_keys = extend_.size();
   st.num_keys = st.table_keys + st.aux_keys + st.extend_keys;
@@ -396,6 +529,8 @@ CounterSpaceStats CounterSpace::Stats() const {
   st.aux_entries = aux_entries_;
   st.extend_probe_limit = extend_probe_limit_;
   st.extend_table_full = extend_table_full_;
+  st.growths = growths_;
+  st.growing = growing_from_ != nullptr;
   return st;
 }
 
@@ -430,12 +565,25 @@ Status CounterSpace::ValidateLayout() const {
   // Older tables' ids are bounded by their ranges (checked above); only the newest can
   // hold an id above max_id_seen_.
   if (!tables_.empty()) tables_.back()->ForEachUsed([&](int64_t id, const char*) { check_id(id); });
+  if (growing_from_) {
+    if (tables_.empty() || growing_from_->first_id() != tables_.back()->first_id() ||
+        growing_from_->last_id() != tables_.back()->last_id() ||
+        growing_from_->capacity() >= tables_.back()->capacity()) {
+      return Status::Corruption("counter space: growing table does not match the newest");
+    }
+    growing_from_->ForEachUsed([&](int64_t id, const char*) {
+      check_id(id);
+      if (s.ok() && (tables_.back()->Lookup(id).found || aux_.Find(id) || extend_.Find(id))) {
+        s = Status::Corruption(fmt::format("counter space: id {} stored in two places", id));
+      }
+    });
+  }
   auto check_dict = [&](const CounterDict& dict, const CounterDict& other, bool must_fit) {
     dict.ForEach([&](int64_t id, const uint64_t* row) {
       if (!s.ok()) return;
       check_id(id);
-      const int route = Route(id);
-      if ((route >= 0 && tables_[route]->Lookup(id).found) || other.Find(id) != nullptr) {
+      CounterTable::Probe p;
+      if (FindSlot(id, Route(id), &p) != nullptr || other.Find(id) != nullptr) {
         s = Status::Corruption(fmt::format("counter space: id {} stored in two places", id));
         return;
       }
@@ -455,6 +603,10 @@ Status CounterSpace::ValidateLayout() const {
 Status CounterSpace::Validate() const {
   for (const auto& t : tables_) {
     Status s = t->Validate();
+    if (!s.ok()) return s;
+  }
+  if (growing_from_) {
+    Status s = growing_from_->Validate();
     if (!s.ok()) return s;
   }
   return ValidateLayout();

@@ -1,11 +1,14 @@
 // CounterSpace: a schema counter store. Every key is an int64 id with the schema's fields
 // as unsigned counters; a key absent everywhere reads as all zeros. A key lives in
 // exactly one of three places:
-//   - a table: bit-packed slots in rolling, pre-allocated CounterTables, each owning an
-//     id range. New ids (>= the newest table's first id) land in the newest table; once
-//     it is full (fill > max_fill) the next insert starts a new table at (largest id ever
-//     written + 1), or at the inserting id when stray larger ids exist (they move along).
-//     Older ids go to the table owning their range (binary search).
+//   - a table: bit-packed slots in rolling CounterTables, each owning an id range. New
+//     ids (>= the newest table's first id) land in the newest table. The newest table
+//     starts small and grows (rehashed into one 1.5x larger) each time it fills, until it
+//     reaches counter-table-size; once that one is full the next insert starts a new
+//     table at (largest id ever written + 1), or at the inserting id when stray larger
+//     ids exist (they move along). Older ids go to the table owning their range (binary
+//     search). A large growth step moves keys a few slots per insert (and per cron
+//     tick): meanwhile the newest table's keys are in it or in `growing_from_`.
 //   - the aux dict: keys with a counter wider than its field, stored with 64-bit fields.
 //   - the extend dict: keys that found no free slot within the probe limit, whose table
 //     was full, or that are one of the two reserved ids (CounterTable::IsReservedId).
@@ -37,6 +40,9 @@ struct CounterOptions {
   // extend, and hits cost the same as at 0.7.
   double max_fill = 0.9;
   uint32_t max_probes = 32;
+  // The size a new table starts at before it grows (0: one page). Not a server setting:
+  // tests of the snapshot layout use it to get a table of a known size.
+  uint64_t first_table_bytes = 0;
 
   bool operator==(const CounterOptions&) const = default;
 };
@@ -67,6 +73,8 @@ struct CounterSpaceStats {
   uint64_t aux_entries = 0;         // keys that moved or were written to aux
   uint64_t extend_probe_limit = 0;  // new keys with no free slot within the probe limit
   uint64_t extend_table_full = 0;   // new keys whose table was full (or reserved ids)
+  uint64_t growths = 0;             // times the newest table grew into a larger one
+  bool growing = false;             // a growth step is moving keys now
 };
 
 // Byte streams for counter space snapshots: the RDB code adapts its own checksummed
@@ -169,6 +177,16 @@ class CounterSpace {
   bool Del(int64_t id);
 
   size_t num_keys() const;
+  // Growth (see the file comment): true while the newest table's keys are being moved
+  // into its larger successor. GrowStep moves the keys of up to `slots` more slots of the
+  // old table (the cron calls it); FinishGrowth moves all that are left.
+  bool growing() const { return growing_from_ != nullptr; }
+  // Slots per cron tick: about a millisecond of moves, as Redis's rehash budget.
+  static constexpr uint64_t kCronGrowSlots = 32768;
+  void GrowStep(uint64_t slots);
+  void FinishGrowth();
+  // The touched bytes of every table's slots (the part of MemoryUsage that costs RSS).
+  size_t TableBytes() const;
   // Bytes in use: every table's touched pages (the rest of a table's mapping is a
   // reservation that costs no RSS) and its touched-page record, plus the dictionaries.
   size_t MemoryUsage() const;
@@ -198,7 +216,8 @@ class CounterSpace {
   static Status DeserializeFrom(std::string_view in, std::unique_ptr<CounterSpace>* out);
 
   // f(int64_t id, std::span<const uint64_t> counters) for every key: tables in id-range
-  // order (slot order within one), then aux, then extend.
+  // order (slot order within one; the newest's old table while it grows), then aux, then
+  // extend.
   template <class F>
   void ForEachKey(F&& f) const;
 
@@ -210,9 +229,26 @@ class CounterSpace {
   // Starts a new newest table for `id`: at max_id_seen_ + 1, or at `id` itself when
   // keys above it exist (they move over). False if no table can start there.
   bool Roll(int64_t id);
-  Status AddTable(int64_t first_id);
-  // Writes a new key (REQUIRES: absent everywhere) whose counters are zero except
-  // `field` = value. route/probe: Route(id) and, if >= 0, that table's Lookup(id).
+  // Appends a table starting at first_id, sized for `keys` keys (at least the first
+  // growth size, at most options_.table_bytes).
+  Status AddTable(int64_t first_id, uint64_t keys = 0);
+  // The meta of a new table for [first_id, last_id] of about `table_bytes` bytes.
+  CounterTableMeta NewMeta(int64_t first_id, int64_t last_id, uint64_t table_bytes) const;
+  // Makes room in the newest table before a new key goes there: a growth step, and when
+  // the table is full a growth or a roll. True if tables changed (routes and probes
+  // must be recomputed).
+  bool PrepareNewest(int64_t id);
+  // Starts the newest table's growth into one 1.5x larger; false if it is at
+  // counter-table-size already or the mapping fails.
+  bool StartGrowth();
+  // The table holding id among the ones `route` names (the routed table and, for the
+  // newest, the table it grows from), with its probe; nullptr if in neither.
+  CounterTable* FindSlot(int64_t id, int route, CounterTable::Probe* probe);
+  const CounterTable* FindSlot(int64_t id, int route, CounterTable::Probe* probe) const;
+  // Writes a new key (REQUIRES: absent everywhere) with counters `row`.
+  // route/probe: Route(id) and, if >= 0, that table's Lookup(id).
+  void Place(int64_t id, int route, CounterTable::Probe probe, const uint64_t* row);
+  // Place for a key whose counters are zero except `field` = value.
   void Place(int64_t id, int route, CounterTable::Probe probe, size_t field, uint64_t value);
   // Cross-structure checks shared by Validate and ReadFrom.
   Status ValidateLayout() const;
@@ -221,6 +257,11 @@ class CounterSpace {
   CounterOptions options_;
   std::vector<std::unique_ptr<CounterTable>> tables_;
   std::vector<int64_t> starts_;  // tables_[i]->first_id(), for the routing binary search
+  // While the newest table grows: its previous, smaller table (same id range), whose
+  // slots below grow_cursor_ have been moved out.
+  std::unique_ptr<CounterTable> growing_from_;
+  uint64_t grow_cursor_ = 0;
+  uint64_t growths_ = 0;
   CounterDict aux_;
   CounterDict extend_;
   int64_t max_id_seen_;
@@ -233,12 +274,12 @@ template <class F>
 void CounterSpace::ForEachKey(F&& f) const {
   const size_t n = schema_->num_fields();
   std::array<uint64_t, CounterSchema::kMaxFields> values;
-  for (const auto& t : tables_) {
-    t->ForEachUsed([&](int64_t id, const char* slot) {
-      schema_->LoadAll(slot, values.data());
-      f(id, std::span<const uint64_t>(values.data(), n));
-    });
-  }
+  auto emit_slot = [&](int64_t id, const char* slot) {
+    schema_->LoadAll(slot, values.data());
+    f(id, std::span<const uint64_t>(values.data(), n));
+  };
+  for (const auto& t : tables_) t->ForEachUsed(emit_slot);
+  if (growing_from_) growing_from_->ForEachUsed(emit_slot);
   auto emit = [&](int64_t id, const uint64_t* row) { f(id, std::span<const uint64_t>(row, n)); };
   aux_.ForEach(emit);
   extend_.ForEach(emit);

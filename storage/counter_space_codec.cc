@@ -14,6 +14,7 @@
 #include <xxhash.h>
 
 #include <algorithm>
+#include <array>
 #include <cstring>
 #include <limits>
 #include <string>
@@ -32,7 +33,10 @@ using counter_coding::StoreLE64;
 
 constexpr char kMagic[8] = {'F', 'K', 'V', 'C', 'O', 'U', 'N', 'T'};
 constexpr uint32_t kVersionWholeTables = 1;  // tables as raw slot bytes; read only
-constexpr uint32_t kVersionChunked = 2;      // written
+constexpr uint32_t kVersionChunked = 2;      // chunked tables; read only
+// Version 2 plus "loose keys" at the end: the keys of a table the newest one was growing
+// out of, written as (id, counters) and placed again on load.
+constexpr uint32_t kVersionLooseKeys = 3;  // written
 constexpr uint64_t kChunkBytes = 64 * 1024;
 // Zero runs shorter than this stay inside a literal (a pair costs ~2-4 bytes).
 constexpr uint64_t kMinZeroRun = 8;
@@ -330,7 +334,7 @@ void CounterSpace::WriteTo(CounterSnapshotSink* sink) const {
   Encoder e(sink);
   const size_t n = schema_->num_fields();
   e.Bytes(kMagic, sizeof(kMagic));
-  e.U32(kVersionChunked);
+  e.U32(kVersionLooseKeys);
   e.U8(static_cast<uint8_t>(n));
   for (size_t i = 0; i < n; ++i) {
     const std::string& name = schema_->field_name(i);
@@ -360,6 +364,15 @@ void CounterSpace::WriteTo(CounterSnapshotSink* sink) const {
       for (size_t i = 0; i < n; ++i) e.U64(row[i]);
     });
   }
+  e.U64(growing_from_ ? growing_from_->used() : 0);
+  if (growing_from_) {
+    std::array<uint64_t, CounterSchema::kMaxFields> row;
+    growing_from_->ForEachUsed([&](int64_t id, const char* slot) {
+      e.U64(static_cast<uint64_t>(id));
+      schema_->LoadAll(slot, row.data());
+      for (size_t i = 0; i < n; ++i) e.U64(row[i]);
+    });
+  }
   e.Finish();
 }
 
@@ -377,7 +390,8 @@ Status CounterSpace::ReadFrom(CounterSnapshotSource* src, std::unique_ptr<Counte
   }
   uint32_t version;
   if (!d.U32(&version)) return Truncated("header");
-  if (version != kVersionWholeTables && version != kVersionChunked) {
+  if (version != kVersionWholeTables && version != kVersionChunked &&
+      version != kVersionLooseKeys) {
     return Status::Corruption(fmt::format("counter space: unknown format version {}", version));
   }
   uint8_t nfields;
@@ -421,7 +435,7 @@ Status CounterSpace::ReadFrom(CounterSnapshotSource* src, std::unique_ptr<Counte
     std::unique_ptr<CounterTable> t;
     s = CounterTable::Create(space->schema_, meta, &t);
     if (!s.ok()) return s;
-    s = version == kVersionChunked ? ReadChunks(&d, t.get(), i) : ReadWholeTable(&d, t.get());
+    s = version == kVersionWholeTables ? ReadWholeTable(&d, t.get()) : ReadChunks(&d, t.get(), i);
     if (!s.ok()) return s;
     s = t->FinishLoad();
     if (!s.ok()) return s;
@@ -445,10 +459,40 @@ Status CounterSpace::ReadFrom(CounterSnapshotSource* src, std::unique_ptr<Counte
       std::copy(row.begin(), row.end(), dict->Insert(static_cast<int64_t>(id)));
     }
   }
+  std::vector<int64_t> loose_ids;
+  std::vector<uint64_t> loose_rows;
+  if (version >= kVersionLooseKeys) {
+    uint64_t count;
+    if (!d.U64(&count)) return Truncated("loose keys");
+    for (uint64_t k = 0; k < count; ++k) {
+      uint64_t id;
+      if (!d.U64(&id)) return Truncated("loose keys");
+      loose_ids.push_back(static_cast<int64_t>(id));
+      for (size_t f = 0; f < n; ++f) {
+        uint64_t v;
+        if (!d.U64(&v)) return Truncated("loose keys");
+        loose_rows.push_back(v);
+      }
+    }
+  }
   s = d.CheckChecksum();
   if (!s.ok()) return s;
   s = space->ValidateLayout();
   if (!s.ok()) return s;
+  for (size_t k = 0; k < loose_ids.size(); ++k) {
+    const int64_t id = loose_ids[k];
+    if (id > space->max_id_seen_) {
+      return Status::Corruption(fmt::format("counter space: id {} above the largest id", id));
+    }
+    if (space->Exists(id)) {
+      return Status::Corruption(fmt::format("counter space: duplicate id {}", id));
+    }
+    const int route = space->Route(id);
+    CounterTable::Probe probe;
+    if (route >= 0) probe = space->tables_[route]->Lookup(id);
+    space->Place(id, route, probe, &loose_rows[k * n]);
+  }
+  space->FinishGrowth();
   *out = std::move(space);
   return Status::OK();
 }

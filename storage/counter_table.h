@@ -166,6 +166,14 @@ class CounterTable {
   // REQUIRES: p = Lookup(id) with no change since, p.found.
   void Erase(const Probe& p);
 
+  // True if slot i holds a key, with its id in *id. REQUIRES: i < capacity().
+  bool KeyAt(uint64_t i, int64_t* id) const {
+    const uint64_t stored = counter_coding::LoadLE64(slot(i));
+    if (stored == kEmpty || stored == kTombstone) return false;
+    *id = Decode(stored);
+    return true;
+  }
+
   char* slot(uint64_t i) { return base_ + i * slot_bytes_; }
   const char* slot(uint64_t i) const { return base_ + i * slot_bytes_; }
 

@@ -232,7 +232,7 @@ void InfoCmd(CommandContext& ctx) {
   if (!space) return;
   CounterSpaceStats st = space->Stats();
   auto& r = ctx.reply;
-  r.MapHeader(12);
+  r.MapHeader(14);
   r.Bulk("schema");
   r.Bulk(space->schema().ToString());
   r.Bulk("slot_bytes");
@@ -255,6 +255,10 @@ void InfoCmd(CommandContext& ctx) {
   r.Integer(st.max_probes);
   r.Bulk("table_size");
   r.Integer(static_cast<int64_t>(space->options().table_bytes));
+  r.Bulk("growths");
+  r.Integer(static_cast<int64_t>(st.growths));
+  r.Bulk("growing");
+  r.Integer(st.growing ? 1 : 0);
   r.Bulk("tables");
   r.ArrayHeader(st.tables.size());
   for (const CounterTableStats& t : st.tables) {

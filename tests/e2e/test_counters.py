@@ -181,3 +181,65 @@ def test_used_memory_counts_touched_pages_not_the_table_reservation(r):
     # Redis's fields keep their names and order; feedkv's comes last.
     assert list(after)[:3] == ["peak.allocated", "total.allocated", "clients.normal"]
     assert list(after)[-1] == "counters.bytes"
+
+
+def test_a_default_space_costs_what_its_keys_cost_at_every_size(tmp_path):
+    """Issue 25: with default settings (1 GiB counter-table-size) a space of 100,000
+    ids took 340.8 MB, because every new id touched its own page of the whole table.
+    Tables now start at one page and grow, so at every size the tables cost at most
+    twice the slot bytes per id. A snapshot taken while a large table grows (its keys
+    are in two tables) restores every counter."""
+    from persist_util import Server, kill_all
+
+    srv = Server(tmp_path / "data", appendonly=False)
+    try:
+        srv.start()
+        c = srv.client()
+        assert c.execute_command("COUNTER.CREATE", "stats", "likes:32", "views:32")
+        used0 = c.info("memory")["used_memory"]
+        written = 0
+        growing_seen = False
+        for size in (1, 1_000, 10_000, 100_000):
+            with c.pipeline(transaction=False) as p:
+                for i in range(written + 1, size + 1):
+                    p.execute_command("COUNTER.INCRBY", "stats", i, "likes", i % 13 + 1)
+                    if i % 5000 == 0:
+                        p.execute_command("COUNTER.INFO", "stats")
+                for reply in p.execute():
+                    if isinstance(reply, list):
+                        growing_seen |= dict(zip(reply[::2], reply[1::2]))["growing"] == 1
+            written = size
+            info = dict(zip(*[iter(c.execute_command("COUNTER.INFO", "stats"))] * 2))
+            assert info["keys"] == size
+            table_bytes = sum(t[t.index("capacity") + 1] for t in info["tables"]) * info["slot_bytes"]
+            assert len(info["tables"]) == 1
+            assert table_bytes <= 2 * info["slot_bytes"] * size + 4096 * 2, (size, info)
+            assert info["memory_bytes"] <= 2 * info["slot_bytes"] * size + 16384, (size, info)
+        assert growing_seen, "no incremental growth step was seen at 100,000 ids"
+        # 100,000 ids of 16-byte slots: a few MB, not the 340 MB of a touched 1 GiB table.
+        assert c.info("memory")["used_memory"] - used0 < 16 << 20
+        # Start one more large growth step and snapshot in the middle of it.
+        i = written
+        while True:
+            with c.pipeline(transaction=False) as p:
+                for _ in range(1000):
+                    i += 1
+                    p.execute_command("COUNTER.INCRBY", "stats", i, "likes", i % 13 + 1)
+                p.execute()
+            info = dict(zip(*[iter(c.execute_command("COUNTER.INFO", "stats"))] * 2))
+            if info["growing"] == 1 or i > 2_000_000:
+                break
+        assert info["growing"] == 1, "no growth started"
+        digest = c.execute_command("DEBUG", "DIGEST")
+        assert c.save()
+        srv.stop()
+        srv.start()
+        c = srv.client()
+        assert c.execute_command("DEBUG", "DIGEST") == digest
+        info = dict(zip(*[iter(c.execute_command("COUNTER.INFO", "stats"))] * 2))
+        assert info["keys"] == i
+        for probe in (1, 777, written, i - 1, i):
+            assert c.execute_command("COUNTER.GET", "stats", probe, "likes") == [probe % 13 + 1]
+    finally:
+        srv.stop()
+        kill_all()

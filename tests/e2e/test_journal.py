@@ -6,6 +6,8 @@ on. A read never moves it.
 feedkv-only: Redis keeps master_repl_offset at 0 until a replica creates its
 backlog; feedkv's offset is the journal's from the first write."""
 
+import os
+
 import pytest
 
 from conftest import is_real_redis
@@ -81,3 +83,53 @@ def test_offset_survives_aof_toggles_rewrites_and_restarts(tmp_path):
     srv.start("--appendonly", "no")
     c = srv.client()
     assert offset(c) == off_before_save, "a restart from the snapshot lost the offset"
+
+
+def _xxh64(data):
+    """XXH64 (seed 0) through the same libxxhash the server links."""
+    import ctypes
+    import ctypes.util
+    lib = ctypes.CDLL(ctypes.util.find_library("xxhash") or "libxxhash.so.0")
+    lib.XXH64.restype = ctypes.c_uint64
+    lib.XXH64.argtypes = [ctypes.c_char_p, ctypes.c_size_t, ctypes.c_uint64]
+    return lib.XXH64(data, len(data), 0)
+
+
+def _resp(*args):
+    out = b"*%d\r\n" % len(args)
+    for a in args:
+        a = a if isinstance(a, bytes) else str(a).encode()
+        out += b"$%d\r\n%s\r\n" % (len(a), a)
+    return out
+
+
+def _sealed_group(*commands):
+    body = b"".join(_resp(*c) for c in commands)
+    return body + b"#xxh64:%016x\r\n" % _xxh64(body)
+
+
+@pytest.mark.parametrize("bad, message", [
+    (("NOSUCHCMD", "k", "v"), "unknown command 'NOSUCHCMD'"),
+    (("SET", "k"), "wrong arity for 'SET'"),
+    (("GET", "k"), "'GET'"),
+])
+def test_a_log_record_that_fails_the_command_table_stops_the_load_with_file_and_offset(
+        tmp_path, bad, message):
+    srv = Server(tmp_path / "data", fsync="always")
+    srv.start()
+    c = srv.client()
+    c.set("before", "1")
+    c.close()
+    srv.stop()
+    seg = srv.segments()[-1]
+    size = os.path.getsize(seg)
+    # A well-formed, correctly sealed group whose second record fails the
+    # table's checks: the checksum passes, so only the applier can refuse it.
+    lead = _resp("SET", "ok", "1")
+    with open(seg, "ab") as f:
+        f.write(_sealed_group(("SET", "ok", "1"), bad))
+    srv.start(expect_ok=False)
+    assert srv.wait_exit() != 0, "the server started from a log it cannot apply"
+    log = srv.log_text()
+    where = f"{os.path.basename(seg)} offset {size + len(lead)}"
+    assert message in log and where in log, log[-2000:]

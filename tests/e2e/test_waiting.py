@@ -163,6 +163,24 @@ def test_client_pause_all_holds_every_command(server, raw):
     assert time.monotonic() - t0 >= 0.25
 
 
+def test_client_pause_stops_active_expiry_until_it_ends(r):
+    """Redis 7 pauses the expire cycle with the clients, so a failover sees a
+    dataset that does not change; keys expire once the pause ends."""
+    r.execute_command("CONFIG", "SET", "hz", "100")
+    base = r.info("stats")["expired_keys"]
+    for i in range(20):
+        r.set(f"short:{i}", "v", px=50)
+    r.execute_command("CLIENT", "PAUSE", "100000", "WRITE")
+    try:
+        time.sleep(0.6)  # several expire cycles at hz 100
+        assert r.info("stats")["expired_keys"] == base, "keys expired during the pause"
+        assert r.dbsize() == 20
+    finally:
+        r.execute_command("CLIENT", "UNPAUSE")
+    assert wait_until(lambda: r.info("stats")["expired_keys"] == base + 20, timeout=10)
+    r.execute_command("CONFIG", "SET", "hz", "10")
+
+
 def test_client_pause_arguments_as_redis(raw):
     c = raw()
     assert c.cmd("CLIENT", "PAUSE", "abc") == RespError("ERR timeout is not an integer or out of range")

@@ -137,7 +137,7 @@ constexpr size_t kChunkIndexAt = kChunkCountAt + 4;
 // a tombstone, an aux and an extend key.
 std::unique_ptr<CounterSpace> FewChunks() {
   auto s = std::make_unique<CounterSpace>(Schema("a:5 b:7"),
-                                          CounterOptions{1 << 20, 0.9, 32});
+                                          CounterOptions{1 << 20, 0.9, 32, 1 << 20});
   for (int64_t id = 1; id <= 30; ++id) Incr(s.get(), id * 1000003, id % 2, id % 31 + 1);
   EXPECT_TRUE(s->Del(5 * 1000003));
   Incr(s.get(), 77, 0, 1000);  // aux
@@ -148,7 +148,7 @@ std::unique_ptr<CounterSpace> FewChunks() {
 TEST(CounterSnapshot, SparseLargeTableIsSmallAndRoundTrips) {
   // 256 MiB table, 2,000 keys: the image holds the keys, not the table.
   CounterSpace s(Schema("repost:20 comment:20 like:24 read:32"),
-                 CounterOptions{256 << 20, 0.9, 32});
+                 CounterOptions{256 << 20, 0.9, 32, 256 << 20});
   for (int64_t i = 0; i < 2000; ++i) Incr(&s, 1'700'000'000'000 + i * 7919, i % 4, i + 1);
   ASSERT_EQ(s.num_tables(), 1u);
   const std::string snap = Image(s);
@@ -171,7 +171,7 @@ TEST(CounterSnapshot, HugeTableCostsItsKeysNotItsSize) {
   for (int64_t i = 0; i < 100; ++i) ids.push_back(1'700'000'000'000 + i * 7919);
   auto fill = [&](uint64_t table_bytes) {
     auto s = std::make_unique<CounterSpace>(Schema("repost:20 comment:20 like:24 read:32"),
-                                            CounterOptions{table_bytes, 0.9, 32});
+                                            CounterOptions{table_bytes, 0.9, 32, table_bytes});
     for (size_t i = 0; i < ids.size(); ++i) {
       Incr(s.get(), ids[i], i % 4, static_cast<int64_t>(i + 1));
     }
@@ -204,7 +204,7 @@ TEST(CounterSnapshot, HugeTableCostsItsKeysNotItsSize) {
 TEST(CounterSnapshot, AllZeroTableAndEmptySpace) {
   // An all-zero table has no present chunk (P = 0). Spaces never leave one behind on
   // their own (a table is made for a key), so build it through a format-1 image.
-  CounterSpace s(Schema("a:5 b:7"), CounterOptions{300 * 1024, 0.9, 32});
+  CounterSpace s(Schema("a:5 b:7"), CounterOptions{300 * 1024, 0.9, 32, 300 * 1024});
   Incr(&s, 42, 0, 1);
   std::string legacy = LegacyImage(s);
   // Zero the slot of id 42 (the only non-zero bytes of the table).
@@ -220,7 +220,7 @@ TEST(CounterSnapshot, AllZeroTableAndEmptySpace) {
   EXPECT_EQ(zero->table(0).touched_pages(), 0u);
   const std::string snap = Image(*zero);
   EXPECT_EQ(counter_coding::LoadLE32(snap.data() + kChunkCountAt), 0u);
-  EXPECT_EQ(snap.size(), kChunkIndexAt + 8 + 8 + 8);
+  EXPECT_EQ(snap.size(), kChunkIndexAt + 8 + 8 + 8 + 8);  // aux, extend, loose, checksum
   RoundTrip(*zero, snap);
 
   CounterSpace empty(Schema("x:1"), CounterOptions{});
@@ -230,7 +230,7 @@ TEST(CounterSnapshot, AllZeroTableAndEmptySpace) {
 TEST(CounterSnapshot, FullyDenseTableRoundTrips) {
   // Max fill 1 and a long probe limit: every slot of a ~200 KiB table holds a key, so
   // every chunk is present and literals span whole chunks.
-  CounterSpace s(Schema("a:3 b:61"), CounterOptions{200 * 1024, 1.0, 1024});
+  CounterSpace s(Schema("a:3 b:61"), CounterOptions{200 * 1024, 1.0, 1024, 200 * 1024});
   std::mt19937_64 rng(5);
   int64_t id = 0;
   while (s.num_tables() < 2) {
@@ -263,7 +263,7 @@ TEST(CounterSnapshot, FormatOneImagesStillLoad) {
 }
 
 TEST(CounterSnapshot, WriterStreamsInBoundedPieces) {
-  CounterSpace s(Schema("a:3 b:61"), CounterOptions{1 << 20, 1.0, 1024});
+  CounterSpace s(Schema("a:3 b:61"), CounterOptions{1 << 20, 1.0, 1024, 1 << 20});
   for (int64_t id = 1; s.num_keys() < 40000; ++id) Incr(&s, id, 1, id);
   struct Recorder : CounterSnapshotSink {
     std::string all;
@@ -419,7 +419,7 @@ TEST(CounterSnapshot, ChunkIndexAndRunErrors) {
 // ids whose home slot has its id in one page and its `read` field in the next.
 TEST(CounterSnapshot, WritesAfterLoadIntoStraddlingSlotsAreSaved) {
   CounterSpace s(Schema("repost:20 comment:20 like:24 read:32"),
-                 CounterOptions{4 << 20, 0.9, 32});
+                 CounterOptions{4 << 20, 0.9, 32, 4 << 20});
   Incr(&s, 1, 0, 1);  // maps the table
   const CounterTable& t = s.table(0);
   std::vector<int64_t> ids;

@@ -169,7 +169,9 @@ TEST(RdbCounters, DefaultSizeTableIsSparseOnDisk) {
   Dataset a;
   CounterSchema schema;
   ASSERT_TRUE(CounterSchema::ParseString("repost:20 comment:20 like:24 read:32", &schema).ok());
-  auto space = std::make_unique<CounterSpace>(schema, CounterOptions{});
+  CounterOptions gib;
+  gib.first_table_bytes = gib.table_bytes;  // one whole default-size table, as before growth
+  auto space = std::make_unique<CounterSpace>(schema, gib);
   uint64_t v;
   for (int64_t i = 0; i < 1000; i++) {
     ASSERT_TRUE(space->IncrBy(1700000000000 + i * 7919, i % 4, i + 1, &v).ok());
