@@ -35,7 +35,10 @@ struct Client {
 
   // Reply handling.
   std::string out;              // replies not yet handed to the socket
+  // kSkip: the next command's reply is dropped (CLIENT REPLY SKIP).
   enum class ReplyMode { kOn, kOff, kSkip } reply_mode = ReplyMode::kOn;
+  // Set by CLIENT REPLY ON: its own +OK goes out whatever mode the call began in.
+  bool reply_forced = false;
   bool close_after_reply = false;
   bool no_evict = false;
   bool monitor = false;

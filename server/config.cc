@@ -103,6 +103,10 @@ std::function<Status(std::string_view)> BaseNameCheck(const char* empty_error, c
 
 }  // namespace
 
+std::string ConfigSetFailed(std::string_view name, std::string_view why) {
+  return fmt::format("CONFIG SET failed (possibly related to argument '{}') - {}", name, why);
+}
+
 bool AllowProtectedAction(const std::string& setting, bool local_client) {
   return setting == "yes" || (setting == "local" && local_client);
 }
@@ -177,6 +181,14 @@ bool ParseMemory(std::string_view s, int64_t* out) {
 void Config::Add(const std::string& name, Entry e) {
   e.default_value = e.get(values_);
   entries_[name] = std::move(e);
+}
+
+void Config::AddAlias(const std::string& alias, const std::string& name) { aliases_[alias] = name; }
+
+const std::string* Config::Resolve(const std::string& lower) const {
+  if (auto it = entries_.find(lower); it != entries_.end()) return &it->first;
+  if (auto it = aliases_.find(lower); it != aliases_.end()) return &it->second;
+  return nullptr;
 }
 
 void Config::Int(const std::string& name, int64_t ServerConfig::*f, int64_t min, int64_t max, bool mut) {
@@ -267,8 +279,10 @@ void Config::Double(const std::string& name, double ServerConfig::*f, double min
 }
 
 Config::Config() {
-  Int("port", &ServerConfig::port, 0, 65535, false);
-  Str("bind", &ServerConfig::bind, false);
+  // Mutable at runtime: the server listens anew, or keeps the old sockets and
+  // refuses the change (Server::ApplyListenConfig).
+  Int("port", &ServerConfig::port, 0, 65535, true);
+  Str("bind", &ServerConfig::bind, true);
   Str("unixsocket", &ServerConfig::unixsocket, false);
   Int("unixsocketperm", &ServerConfig::unixsocketperm, 0, 0777, false);
   Int("maxclients", &ServerConfig::maxclients, 1, 1000000, true);
@@ -343,9 +357,9 @@ Config::Config() {
   Str("save", &ServerConfig::save, true);
   Str("dbfilename", &ServerConfig::dbfilename, true, BaseNameCheck(nullptr, protocol::err::kDbfilenamePath));
   Bool("rdbcompression", &ServerConfig::rdbcompression, true);
-  Bool("rdbchecksum", &ServerConfig::rdbchecksum, true);
+  Bool("rdbchecksum", &ServerConfig::rdbchecksum, false);
   Bool("stop-writes-on-bgsave-error", &ServerConfig::stop_writes_on_bgsave_error, true);
-  Str("replicaof", &ServerConfig::replicaof, true);
+  Str("replicaof", &ServerConfig::replicaof, false);
   Bool("replica-read-only", &ServerConfig::replica_read_only, true);
   Double("longset-max-fill", &ServerConfig::longset_max_fill, LongSetOptions::kMinMaxFill,
          LongSetOptions::kMaxMaxFill, true);
@@ -360,19 +374,19 @@ Config::Config() {
   // Where the server writes files: CONFIG SET may change these only when
   // enable-protected-configs allows it (Redis 7's PROTECTED_CONFIG list).
   for (const char* name : {"dir", "dbfilename"}) entries_.at(name).protected_config = true;
+  AddAlias("slaveof", "replicaof");
+  AddAlias("slave-read-only", "replica-read-only");
+  AddCompatSettings();
 }
 
 Status Config::Set(std::string_view name, std::string_view value, bool at_runtime, bool local_client) {
-  std::string key = Lower(name);
-  if (key == "slaveof") key = "replicaof";
-  auto it = entries_.find(key);
+  const std::string* canonical = Resolve(Lower(name));
+  auto it = canonical ? entries_.find(*canonical) : entries_.end();
   if (it == entries_.end()) {
     return Status::InvalidArgument(fmt::format("Unknown option or number of arguments for CONFIG SET - '{}'", name));
   }
   // Redis names the argument as the client spelled it.
-  auto failed = [name](std::string_view why) {
-    return Status::InvalidArgument(fmt::format("CONFIG SET failed (possibly related to argument '{}') - {}", name, why));
-  };
+  auto failed = [name](std::string_view why) { return Status::InvalidArgument(ConfigSetFailed(name, why)); };
   if (at_runtime && !it->second.mutable_at_runtime) return failed(protocol::err::kConfigImmutable);
   if (at_runtime && it->second.protected_config &&
       !AllowProtectedAction(values_.enable_protected_configs, local_client)) {
@@ -380,7 +394,7 @@ Status Config::Set(std::string_view name, std::string_view value, bool at_runtim
   }
   Status s = it->second.set(values_, value);
   if (!s.ok()) return failed(s.message());
-  if (at_runtime && on_change_) on_change_(key);
+  if (at_runtime && on_change_) on_change_(it->first);
   return Status::OK();
 }
 
@@ -390,17 +404,22 @@ std::vector<std::pair<std::string, std::string>> Config::Get(std::string_view pa
   // is a name looked up as is, so a backslash there escapes nothing, and the
   // reply names the setting as the client spelled it.
   if (pattern.substr(0, pattern.find('\0')).find_first_of("[*?") == std::string_view::npos) {
-    auto it = entries_.find(Lower(pattern));
-    if (it != entries_.end()) out.emplace_back(std::string(pattern), it->second.get(values_));
+    if (const std::string* name = Resolve(Lower(pattern))) {
+      out.emplace_back(std::string(pattern), entries_.at(*name).get(values_));
+    }
     return out;
   }
   for (const auto& [name, e] : entries_) {
-    if (GlobMatch(pattern, name, true)) out.emplace_back(name, e.get(values_));
+    if (!e.hidden && GlobMatch(pattern, name, true)) out.emplace_back(name, e.get(values_));
+  }
+  for (const auto& [alias, name] : aliases_) {
+    const Entry& e = entries_.at(name);
+    if (!e.hidden && GlobMatch(pattern, alias, true)) out.emplace_back(alias, e.get(values_));
   }
   return out;
 }
 
-bool Config::Exists(std::string_view name) const { return entries_.count(Lower(name)) > 0; }
+bool Config::Exists(std::string_view name) const { return Resolve(Lower(name)) != nullptr; }
 
 Status Config::LoadFile(const std::string& path) {
   std::ifstream in(path);
@@ -454,7 +473,8 @@ Status Config::Rewrite() const {
   while (std::getline(in, line)) {
     std::vector<std::string> argv;
     if (protocol::SplitInlineArgs(line, &argv) && !argv.empty() && argv[0][0] != '#') {
-      std::string key = Lower(argv[0]);
+      const std::string* name = Resolve(Lower(argv[0]));
+      const std::string key = name ? *name : Lower(argv[0]);
       auto it = entries_.find(key);
       if (it != entries_.end()) {
         if (written.insert(key).second) lines.push_back(key + " " + QuoteIfNeeded(it->second.get(values_)));

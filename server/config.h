@@ -103,6 +103,10 @@ struct ServerConfig {
   // Sets
   int64_t set_max_intset_entries = 512;
   int64_t set_max_listpack_entries = 128;
+  // Redis 7.0 settings accepted with Redis's validation that change nothing
+  // in feedkv (server/config_compat.cc; docs/configuration.md lists them):
+  // name -> the value CONFIG GET shows.
+  std::map<std::string, std::string> compat;
 };
 
 class Config {
@@ -141,8 +145,21 @@ class Config {
     bool mutable_at_runtime;
     std::string default_value;
     bool protected_config = false;  // see enable-protected-configs
+    // Redis's HIDDEN_CONFIG (test hooks): CONFIG GET answers the exact name
+    // only, never a pattern.
+    bool hidden = false;
   };
   void Add(const std::string& name, Entry e);
+  // `alias` (an old name: slaveof, slave-*, *-ziplist-*) reads and writes
+  // `name`; CONFIG GET * lists both, as Redis 7.0.
+  void AddAlias(const std::string& alias, const std::string& name);
+  // The settings of server/config_compat.cc: `check` validates a value and
+  // gives the text CONFIG GET shows.
+  void AddCompatSettings();
+  void AddCompat(const std::string& name, const std::string& default_value, bool mut, bool hidden,
+                 std::function<Status(std::string_view, std::string*)> check);
+  // The canonical name for a lower-cased name or alias ("" if unknown).
+  const std::string* Resolve(const std::string& lower) const;
   void Int(const std::string& name, int64_t ServerConfig::*field, int64_t min, int64_t max, bool mut);
   void Memory(const std::string& name, int64_t ServerConfig::*field, bool mut);
   void Bool(const std::string& name, bool ServerConfig::*field, bool mut);
@@ -153,9 +170,13 @@ class Config {
 
   ServerConfig values_;
   std::map<std::string, Entry> entries_;  // sorted: CONFIG GET output is stable
+  std::map<std::string, std::string> aliases_;  // alias -> name in entries_
   std::string file_;
   std::function<void(const std::string&)> on_change_;
 };
+
+// "CONFIG SET failed (possibly related to argument '<name>') - <why>", Redis's form.
+std::string ConfigSetFailed(std::string_view name, std::string_view why);
 
 // Parses "1gb", "64mb", "100k", "512" into bytes (Redis's memtoull units,
 // unit case ignored). Returns false on bad input, a sign, or int64 overflow.

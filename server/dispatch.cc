@@ -228,10 +228,9 @@ void Server::Execute(Client& c, std::span<const std::string_view> args) {
   size_t before = c.out.size();
   auto mode = c.reply_mode;
   if (mode == Client::ReplyMode::kSkip) c.reply_mode = Client::ReplyMode::kOn;
+  c.reply_forced = false;
   Call(c, *spec, args);
-  bool keep = mode == Client::ReplyMode::kOn ||
-              (mode == Client::ReplyMode::kOff && c.reply_mode == Client::ReplyMode::kOn);
-  if (!keep) c.out.resize(before);
+  if (mode != Client::ReplyMode::kOn && !c.reply_forced) c.out.resize(before);
 }
 
 namespace {
@@ -298,7 +297,6 @@ bool Server::Call(Client& c, const CommandSpec& called, std::span<const std::str
     st.rejected_calls++;
     return false;
   }
-  if (!monitors_.empty() && !(spec.flags & kSkipMonitor) && !from_log) FeedMonitors(c, args);
   CommandContext ctx(*this, c, spec, args, from_log);
   const uint64_t records_before = records_emitted_;
   call_depth_++;
@@ -307,6 +305,9 @@ bool Server::Call(Client& c, const CommandSpec& called, std::span<const std::str
   spec.handler(ctx);
   auto took_ns = static_cast<uint64_t>(MonotonicClock::NowNs() - start);
   call_depth_--;
+  // As Redis 7: after the command ran, so EXEC follows the commands it ran;
+  // admin commands (CONFIG, MONITOR, ...) are never shown.
+  if (!monitors_.empty() && !(spec.flags & (kSkipMonitor | kAdmin)) && !from_log) FeedMonitors(c, args);
   const bool count = (flags & kCallNoStats) == 0;
   if (count) {
     st.calls++;

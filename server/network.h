@@ -106,6 +106,7 @@ class Listener {
                                        std::string* error);
   ~Listener();
   int port() const { return port_; }
+  bool tcp() const { return tcp_ != nullptr; }
   void Close();
 
  private:

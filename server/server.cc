@@ -126,23 +126,9 @@ bool Server::Start() {
   AdjustOpenFilesLimit();
   std::string error;
   if (cfg().port > 0 || cfg().unixsocket.empty()) {
-    // Redis accepts several space-separated bind addresses.
-    std::string binds = cfg().bind;
-    size_t pos = 0;
-    while (pos < binds.size()) {
-      size_t sp = binds.find(' ', pos);
-      std::string addr = binds.substr(pos, sp == std::string::npos ? std::string::npos : sp - pos);
-      pos = sp == std::string::npos ? binds.size() : sp + 1;
-      if (addr.empty()) continue;
-      if (addr[0] == '-') addr = addr.substr(1);
-      auto l = Listener::Tcp(*this, addr, static_cast<int>(cfg().port),
-                             static_cast<int>(cfg().tcp_backlog), &error);
-      if (!l) {
-        Log(3, error);
-        return false;
-      }
-      bound_port_ = l->port();
-      listeners_.push_back(std::move(l));
+    if (!OpenTcpListeners(cfg().bind, cfg().port, &listeners_, &error)) {
+      Log(3, error);
+      return false;
     }
   }
   if (!cfg().unixsocket.empty()) {
@@ -156,6 +142,70 @@ bool Server::Start() {
   Log(2, fmt::format("Ready to accept connections tcp on port {}", bound_port_));
   ScheduleCron();
   return true;
+}
+
+bool Server::OpenTcpListeners(const std::string& binds, int64_t port,
+                              std::vector<std::unique_ptr<Listener>>* out, std::string* error) {
+  // Redis accepts several space-separated bind addresses.
+  std::vector<std::unique_ptr<Listener>> opened;
+  size_t pos = 0;
+  while (pos < binds.size()) {
+    size_t sp = binds.find(' ', pos);
+    std::string addr = binds.substr(pos, sp == std::string::npos ? std::string::npos : sp - pos);
+    pos = sp == std::string::npos ? binds.size() : sp + 1;
+    if (addr.empty()) continue;
+    if (addr[0] == '-') addr = addr.substr(1);
+    auto l = Listener::Tcp(*this, addr, static_cast<int>(port), static_cast<int>(cfg().tcp_backlog), error);
+    if (!l) {
+      for (auto& o : opened) o->Close();
+      DropListeners(&opened);
+      return false;
+    }
+    opened.push_back(std::move(l));
+  }
+  if (!opened.empty()) bound_port_ = opened.back()->port();
+  for (auto& l : opened) out->push_back(std::move(l));
+  return true;
+}
+
+void Server::DropListeners(std::vector<std::unique_ptr<Listener>>* listeners) {
+  // Destroyed on the event loop, after the aborted accepts' handlers ran.
+  for (auto& l : *listeners) {
+    boost::asio::post(io_, [dead = std::shared_ptr<Listener>(std::move(l))] {});
+  }
+  listeners->clear();
+}
+
+void Server::CloseTcpListeners() {
+  std::vector<std::unique_ptr<Listener>> tcp;
+  for (auto& l : listeners_) {
+    if (l->tcp()) {
+      l->Close();
+      tcp.push_back(std::move(l));
+    }
+  }
+  std::erase(listeners_, nullptr);
+  DropListeners(&tcp);
+}
+
+Status Server::ApplyListenConfig(const ServerConfig& old, std::string* failed_arg) {
+  const bool port_changed = old.port != cfg().port;
+  if (!port_changed && old.bind == cfg().bind) return Status::OK();
+  *failed_arg = port_changed ? "port" : "bind";
+  const char* reason = port_changed ? "Unable to listen on this port. Check server logs." : "Failed to bind to specified addresses.";
+  // The old sockets close first, so the same address and port can be
+  // listened on again; on failure they are opened again.
+  CloseTcpListeners();
+  std::string error;
+  if (cfg().port > 0 && !OpenTcpListeners(cfg().bind, cfg().port, &listeners_, &error)) {
+    Log(3, error);
+    std::string again;
+    if (old.port > 0 && !OpenTcpListeners(old.bind, old.port, &listeners_, &again)) Log(3, again);
+    return Status::InvalidArgument(reason);
+  }
+  if (cfg().port == 0) bound_port_ = 0;
+  Log(2, fmt::format("Listening on {} port {}", cfg().bind, cfg().port));
+  return Status::OK();
 }
 
 bool Server::Shutdown(const ShutdownOptions& options) {

@@ -112,6 +112,11 @@ class Server {
 
   // Binds the listeners. Returns false (after logging) on failure.
   bool Start();
+  // After a CONFIG SET of bind or port (`old`: the values before it): listens
+  // on the new TCP addresses, closing the old sockets, as Redis 7. On failure
+  // the old sockets are back, *failed_arg names the setting and the Status
+  // carries Redis's reason; the caller restores the old values.
+  Status ApplyListenConfig(const ServerConfig& old, std::string* failed_arg);
   // Runs the shutdown hooks (final AOF flush, final snapshot); when they all
   // succeed, or `options.force`, stops accepting, closes clients and stops the
   // loop. Otherwise logs "Error trying to save the DB, can't exit.", keeps
@@ -300,6 +305,13 @@ class Server {
   std::string run_id_;
   std::mt19937_64 rng_;
   int bound_port_ = 0;
+  // Opens a TCP listener per address of `binds` (space-separated, '-' prefix
+  // allowed) on `port`; false with *error (and nothing opened) on a failure.
+  bool OpenTcpListeners(const std::string& binds, int64_t port,
+                        std::vector<std::unique_ptr<Listener>>* out, std::string* error);
+  // Closes and drops the TCP listeners (the Unix one stays).
+  void CloseTcpListeners();
+  void DropListeners(std::vector<std::unique_ptr<Listener>>* listeners);
   size_t peak_memory_ = 0;
   bool shutting_down_ = false;
   // Last: destroyed first, while everything it uses still exists.

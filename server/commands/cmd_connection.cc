@@ -335,6 +335,11 @@ void ClientCmd(CommandContext& ctx) {
           return;
         }
       }
+      // The only user until ACL users exist (issue 17) is "default".
+      if (EqualsIgnoreCase(ctx.arg(i), "USER") && ctx.arg(i + 1) != "default") {
+        ctx.Error(fmt::format("ERR No such user '{}'", ctx.arg(i + 1)));
+        return;
+      }
       if (!EqualsIgnoreCase(ctx.arg(i), "TYPE")) continue;
       if (!ParseClientType(ctx, ctx.arg(i + 1), &types.emplace_back())) return;
     }
@@ -415,6 +420,7 @@ void ClientCmd(CommandContext& ctx) {
     std::string_view m = ctx.arg(2);
     if (EqualsIgnoreCase(m, "ON")) {
       c.reply_mode = Client::ReplyMode::kOn;
+      c.reply_forced = true;  // this +OK is sent even if the call started skipped
       r.Ok();
     } else if (EqualsIgnoreCase(m, "OFF")) {
       c.reply_mode = Client::ReplyMode::kOff;

@@ -50,15 +50,32 @@ void ConfigCmd(CommandContext& ctx) {
     }
     // Redis 7 applies several pairs atomically: validate all first.
     Config trial = config;
+    bool listen_changed = false;
     for (size_t i = 2; i + 1 < ctx.argc(); i += 2) {
       Status s = trial.Set(ctx.arg(i), ctx.arg(i + 1), true, ctx.client.local);
+      for (size_t j = 2; s.ok() && j < i; j += 2) {
+        if (EqualsIgnoreCase(ctx.arg(j), ctx.arg(i))) s = Status::InvalidArgument(ConfigSetFailed(ctx.arg(i), "duplicate parameter"));
+      }
       if (!s.ok()) {
         ctx.Error("ERR " + s.message());
         return;
       }
+      listen_changed |= EqualsIgnoreCase(ctx.arg(i), "bind") || EqualsIgnoreCase(ctx.arg(i), "port");
     }
+    Config before = config;
     for (size_t i = 2; i + 1 < ctx.argc(); i += 2) {
       config.Set(ctx.arg(i), ctx.arg(i + 1), true, ctx.client.local).PermitUnchecked();
+    }
+    if (listen_changed) {
+      // As Redis: the new sockets open first; on failure the old ones stay
+      // and every setting of this call is rolled back.
+      std::string failed_arg;
+      Status s = ctx.server.ApplyListenConfig(before.values(), &failed_arg);
+      if (!s.ok()) {
+        config = std::move(before);
+        ctx.Error("ERR " + ConfigSetFailed(failed_arg, s.message()));
+        return;
+      }
     }
     ctx.reply.Ok();
   } else if (EqualsIgnoreCase(sub, "REWRITE") && ctx.argc() == 2) {

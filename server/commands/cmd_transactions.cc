@@ -96,7 +96,7 @@ constexpr uint32_t kTx = kNoScript | kLoading | kStale | kFast | kAllowBusy;
 
 const CommandSpec kCommands[] = {
     {"multi", 1, kTx | kTxControl, 0, 0, 0, Multi, "Starts a transaction.", "transactions"},
-    {"exec", 1, kNoScript | kLoading | kStale | kSkipMonitor | kTxControl, 0, 0, 0, Exec, "Executes all commands in a transaction.", "transactions"},
+    {"exec", 1, kNoScript | kLoading | kStale | kTxControl, 0, 0, 0, Exec, "Executes all commands in a transaction.", "transactions"},
     {"discard", 1, kTx | kTxControl, 0, 0, 0, Discard, "Discards a transaction.", "transactions"},
     {"watch", -2, kTx | kTxControl, 1, -1, 1, Watch, "Monitors changes to keys to determine the execution of a transaction.", "transactions"},
     {"unwatch", 1, kTx, 0, 0, 0, Unwatch, "Forgets about watched keys of a transaction.", "transactions"},
