@@ -10,12 +10,6 @@ namespace feedkv::server {
 
 namespace {
 
-std::string Lower(std::string_view s) {
-  std::string r(s);
-  for (char& c : r) c = LowerAscii(c);
-  return r;
-}
-
 // `lower` is lower case already.
 bool EqualsLower(std::string_view s, std::string_view lower) {
   if (s.size() != lower.size()) return false;
@@ -78,7 +72,7 @@ CommandTable::CommandTable() {
   by_name_.assign(index_size, nullptr);
   for (auto family : families) {
     for (const CommandSpec& spec : family) {
-      if (spec.name != Lower(spec.name) || spec.handler == nullptr ||
+      if (spec.name != LowerAscii(spec.name) || spec.handler == nullptr ||
           spec.name.find('|') != std::string_view::npos ||
           BadKeys(spec.arity, spec.flags, spec.first_key, spec.last_key, spec.key_step)) {
         BadDeclaration("bad command declaration", spec.name);
@@ -99,7 +93,7 @@ CommandTable::CommandTable() {
     for (const SubcommandSpec& sub : container.subcommands) {
       const std::string& full = full_names_.emplace_back(std::string(container.name) + "|" +
                                                          std::string(sub.name));
-      if (sub.name.empty() || sub.name != Lower(sub.name) || sub.arity == 0 ||
+      if (sub.name.empty() || sub.name != LowerAscii(sub.name) || sub.arity == 0 ||
           BadKeys(sub.arity, sub.flags, sub.first_key, sub.last_key, sub.key_step) ||
           container.FindSubcommand(sub.name) != nullptr) {
         BadDeclaration("bad subcommand declaration", full);

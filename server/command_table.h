@@ -30,6 +30,11 @@ namespace feedkv::server {
 inline char LowerAscii(char c) {
   return static_cast<char>(c + ((static_cast<unsigned char>(c - 'A') < 26) << 5));
 }
+inline std::string LowerAscii(std::string_view s) {
+  std::string r(s);
+  for (char& c : r) c = LowerAscii(c);
+  return r;
+}
 
 class CommandContext;
 using CommandHandler = void (*)(CommandContext& ctx);

@@ -13,18 +13,13 @@
 #include "protocol/error_text.h"
 #include "protocol/resp_parser.h"
 #include "server/command_context.h"
+#include "server/command_table.h"
 #include "storage/long_set.h"
 #include "server/latency_histogram.h"
 
 namespace feedkv::server {
 
 namespace {
-
-std::string Lower(std::string_view s) {
-  std::string r(s);
-  std::transform(r.begin(), r.end(), r.begin(), [](unsigned char c) { return std::tolower(c); });
-  return r;
-}
 
 // The number part of a memory value, as Redis's memtoull reads it: decimal
 // digits only (leading zeros allowed; no sign, blank or NUL).
@@ -56,7 +51,7 @@ std::string QuoteIfNeeded(const std::string& v) {
 bool ParseMemoryUnsigned(std::string_view s, uint64_t* out) {
   size_t digits = 0;
   while (digits < s.size() && s[digits] >= '0' && s[digits] <= '9') digits++;
-  const std::string unit = Lower(s.substr(digits));
+  const std::string unit = LowerAscii(s.substr(digits));
   static const std::pair<std::string_view, uint64_t> kUnits[] = {
       {"", 1}, {"b", 1}, {"k", 1000}, {"kb", 1024}, {"m", 1000 * 1000}, {"mb", 1024 * 1024},
       {"g", 1000ull * 1000 * 1000}, {"gb", 1024ull * 1024 * 1024}};
@@ -123,7 +118,7 @@ Status ParseOutputBufferLimits(std::string_view value, OutputBufferLimits* limit
   if (args.size() % 4 != 0) return Status::InvalidArgument(protocol::err::kObufArgCount);
   OutputBufferLimits next = *limits;
   for (size_t i = 0; i < args.size(); i += 4) {
-    const std::string cls = Lower(args[i]);
+    const std::string cls = LowerAscii(args[i]);
     ClientClass c;
     if (cls == "normal") {
       c = ClientClass::kNormal;
@@ -156,7 +151,7 @@ std::string FormatOutputBufferLimits(const OutputBufferLimits& limits) {
 }
 
 bool ParseMemory(std::string_view s, int64_t* out) {
-  std::string l = Lower(s);
+  std::string l = LowerAscii(s);
   int64_t mul = 1;
   auto ends = [&](std::string_view suf) {
     return l.size() > suf.size() && l.compare(l.size() - suf.size(), suf.size(), suf) == 0;
@@ -221,7 +216,7 @@ void Config::Memory(const std::string& name, int64_t ServerConfig::*f, bool mut)
 
 void Config::Bool(const std::string& name, bool ServerConfig::*f, bool mut) {
   Add(name, {[f](ServerConfig& c, std::string_view v) {
-               std::string l = Lower(v);
+               std::string l = LowerAscii(v);
                if (l == "yes") {
                  c.*f = true;
                } else if (l == "no") {
@@ -250,7 +245,7 @@ void Config::Str(const std::string& name, std::string ServerConfig::*f, bool mut
 void Config::Enum(const std::string& name, std::string ServerConfig::*f, std::vector<std::string> allowed,
                   bool mut) {
   Add(name, {[f, allowed](ServerConfig& c, std::string_view v) {
-               std::string l = Lower(v);
+               std::string l = LowerAscii(v);
                if (std::find(allowed.begin(), allowed.end(), l) == allowed.end()) {
                  return Status::InvalidArgument("argument(s) must be one of the following: " +
                                                 fmt::format("{}", fmt::join(allowed, ", ")));
@@ -380,7 +375,7 @@ Config::Config() {
 }
 
 Status Config::Set(std::string_view name, std::string_view value, bool at_runtime, bool local_client) {
-  const std::string* canonical = Resolve(Lower(name));
+  const std::string* canonical = Resolve(LowerAscii(name));
   auto it = canonical ? entries_.find(*canonical) : entries_.end();
   if (it == entries_.end()) {
     return Status::InvalidArgument(fmt::format("Unknown option or number of arguments for CONFIG SET - '{}'", name));
@@ -404,7 +399,7 @@ std::vector<std::pair<std::string, std::string>> Config::Get(std::string_view pa
   // is a name looked up as is, so a backslash there escapes nothing, and the
   // reply names the setting as the client spelled it.
   if (pattern.substr(0, pattern.find('\0')).find_first_of("[*?") == std::string_view::npos) {
-    if (const std::string* name = Resolve(Lower(pattern))) {
+    if (const std::string* name = Resolve(LowerAscii(pattern))) {
       out.emplace_back(std::string(pattern), entries_.at(*name).get(values_));
     }
     return out;
@@ -419,7 +414,7 @@ std::vector<std::pair<std::string, std::string>> Config::Get(std::string_view pa
   return out;
 }
 
-bool Config::Exists(std::string_view name) const { return Resolve(Lower(name)) != nullptr; }
+bool Config::Exists(std::string_view name) const { return Resolve(LowerAscii(name)) != nullptr; }
 
 Status Config::LoadFile(const std::string& path) {
   std::ifstream in(path);
@@ -473,8 +468,8 @@ Status Config::Rewrite() const {
   while (std::getline(in, line)) {
     std::vector<std::string> argv;
     if (protocol::SplitInlineArgs(line, &argv) && !argv.empty() && argv[0][0] != '#') {
-      const std::string* name = Resolve(Lower(argv[0]));
-      const std::string key = name ? *name : Lower(argv[0]);
+      const std::string* name = Resolve(LowerAscii(argv[0]));
+      const std::string key = name ? *name : LowerAscii(argv[0]);
       auto it = entries_.find(key);
       if (it != entries_.end()) {
         if (written.insert(key).second) lines.push_back(key + " " + QuoteIfNeeded(it->second.get(values_)));

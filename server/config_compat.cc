@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "server/command_context.h"
+#include "server/command_table.h"
 #include "server/config.h"
 
 namespace feedkv::server {
@@ -193,17 +194,11 @@ std::vector<std::string_view> Words(std::string_view s) {
   return out;
 }
 
-std::string LowerCopy(std::string_view s) {
-  std::string r(s);
-  std::transform(r.begin(), r.end(), r.begin(), [](unsigned char c) { return std::tolower(c); });
-  return r;
-}
-
 // Validates `v` as `s` says and returns the value CONFIG GET shows afterwards.
 Status Check(const CompatSetting& s, std::string_view v, std::string* out) {
   switch (s.kind) {
     case Kind::kBool: {
-      const std::string l = LowerCopy(v);
+      const std::string l = LowerAscii(v);
       if (l != "yes" && l != "no") return Status::InvalidArgument("argument must be 'yes' or 'no'");
       *out = l;
       return Status::OK();
@@ -224,7 +219,7 @@ Status Check(const CompatSetting& s, std::string_view v, std::string* out) {
     case Kind::kEnum:
     case Kind::kFlags: {
       const std::vector<std::string_view> choices = Words(s.choices);
-      const std::string l = LowerCopy(v);
+      const std::string l = LowerAscii(v);
       std::vector<std::string_view> given = s.kind == Kind::kEnum ? std::vector<std::string_view>{l} : Words(l);
       bool ok = !given.empty();
       for (std::string_view g : given) ok = ok && std::find(choices.begin(), choices.end(), g) != choices.end();
@@ -253,7 +248,7 @@ void Config::AddCompatSettings() {
   }
   // Settings whose values are not one of the kinds above.
   AddCompat("activedefrag", "no", true, false, [](std::string_view v, std::string* shown) {
-    std::string l = LowerCopy(v);
+    std::string l = LowerAscii(v);
     if (l != "yes" && l != "no") return Status::InvalidArgument("argument must be 'yes' or 'no'");
     // feedkv runs on glibc malloc, as a Redis built without its jemalloc.
     if (l == "yes") {
