@@ -36,6 +36,7 @@ inline constexpr char kMisconf[] =
     "disk recovers. Check the server log for details.";
 inline constexpr char kReadOnlyReplica[] = "READONLY You can't write against a read only replica.";
 inline constexpr char kLoading[] = "LOADING Redis is loading the dataset in memory";
+inline constexpr char kOom[] = "OOM command not allowed when used memory > 'maxmemory'.";
 inline constexpr char kMaxClients[] = "ERR max number of clients reached";
 inline constexpr char kClusterDisabled[] = "ERR This instance has cluster support disabled";
 inline constexpr char kStringTooLong[] = "ERR string exceeds maximum allowed size (proto-max-bulk-len)";

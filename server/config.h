@@ -74,6 +74,8 @@ struct ServerConfig {
   std::vector<double> latency_tracking_info_percentiles = {50.0, 99.0, 99.9};  // INFO latencystats
   int64_t maxmemory = 0;
   std::string maxmemory_policy = "noeviction";
+  int64_t maxmemory_samples = 5;            // keys sampled per eviction round
+  int64_t maxmemory_eviction_tenacity = 10;  // 0..100: eviction time per command
   int64_t lfu_log_factor = 10;
   int64_t lfu_decay_time = 1;
   // Persistence (used from the persistence issue on)

@@ -137,8 +137,6 @@ const CompatSetting kSettings[] = {
     {"active-defrag-threshold-upper", nullptr, Kind::kInt, "100", 0, 1000},
     {"replica-priority", "slave-priority", Kind::kInt, "100", 0, kIntMax},
     {"repl-diskless-sync-delay", nullptr, Kind::kInt, "5", 0, kIntMax},
-    {"maxmemory-samples", nullptr, Kind::kInt, "5", 1, kIntMax},
-    {"maxmemory-eviction-tenacity", nullptr, Kind::kInt, "10", 0, 100},
     {"replica-announce-port", "slave-announce-port", Kind::kInt, "0", 0, 65535},
     {"cluster-port", nullptr, Kind::kInt, "0", 0, 65535, nullptr, kImmutable},
     {"cluster-announce-bus-port", nullptr, Kind::kInt, "0", 0, 65535},

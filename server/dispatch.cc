@@ -170,8 +170,19 @@ void Server::Execute(Client& c, std::span<const std::string_view> args) {
   bool unknown_sub = false;
   const CommandSpec* spec = table_.Lookup(args, &unknown_sub);
   auto reject = [&](const std::string& msg) {
-    w.Error(msg);
     CountError(msg);
+    if (spec != nullptr && c.in_multi && spec->name == "exec") {
+      // As Redis's execCommandAbort: a refused EXEC ends the transaction, and
+      // says so (EXECABORT) with the reason.
+      c.in_multi = false;
+      c.multi_error = false;
+      c.queued.Clear();
+      UnwatchAll(c);
+      w.Error(fmt::format("EXECABORT Transaction discarded because of: {}", msg));
+      if (!monitors_.empty()) FeedMonitors(c, args);
+      return;
+    }
+    w.Error(msg);
     if (c.in_multi) c.multi_error = true;
   };
   if (spec == nullptr) {
@@ -205,6 +216,11 @@ void Server::Execute(Client& c, std::span<const std::string_view> args) {
   if (!c.authenticated && !(spec->flags & kNoAuth)) {
     st.rejected_calls++;
     reject(protocol::err::kNoAuth);
+    return;
+  }
+  if (cfg().maxmemory > 0 && !OomAllows(c, *spec)) {
+    st.rejected_calls++;
+    reject(protocol::err::kOom);
     return;
   }
   if (loading_ && !(spec->flags & kLoading)) {
@@ -247,6 +263,35 @@ void Server::UnpauseClients() {
   pause_end_ms_ = 0;
   pause_all_ = false;
   waiting_.AsyncDone(kPauseToken);
+}
+
+bool Server::OomAllows(const Client& c, const CommandSpec& spec) {
+  // As Redis's processCommand: evict before every command; when memory stays
+  // over the limit, refuse deny-oom commands, an EXEC whose queue holds one,
+  // and anything but EXEC/DISCARD/QUIT/RESET inside MULTI (queueing grows).
+  if (evictor_.Perform() != Evictor::Result::kFail) return true;
+  if (spec.flags & kDenyOom) return false;
+  if (c.in_multi) {
+    const bool may_run = spec.name == "exec" || spec.name == "discard" || spec.name == "quit" ||
+                         spec.name == "reset";
+    if (!may_run) return false;
+    if (spec.name == "exec") {
+      bool denied = false;
+      c.queued.ForEach([&](const CommandSpec& q, std::span<const std::string_view>) {
+        denied = denied || (q.flags & kDenyOom) != 0;
+      });
+      return !denied;
+    }
+  }
+  return true;
+}
+
+bool Server::clients_paused() const { return pause_end_ms_ != 0 && NowMs() < pause_end_ms_; }
+
+void Server::EvictKey(int db, std::string_view key) {
+  EmitChange(db, {"DEL", std::string(key)});
+  TouchKey(db, key);
+  dataset_.db(db).Delete(key);
 }
 
 bool Server::PauseHolds(const Client& c, const CommandSpec& spec) {

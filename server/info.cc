@@ -1,7 +1,7 @@
 #include "server/info.h"
+#include "server/allocator.h"
 #include "server/monotonic_clock.h"
 
-#include <malloc.h>
 #include <sys/resource.h>
 #include <sys/utsname.h>
 #include <unistd.h>
@@ -16,20 +16,6 @@
 #include "server/startup.h"
 
 namespace feedkv::server {
-
-size_t AllocatedBytes() {
-  struct mallinfo2 mi = mallinfo2();
-  return mi.uordblks + mi.hblkhd;
-}
-
-size_t ResidentBytes() {
-  long pages = 0, resident = 0;
-  FILE* f = std::fopen("/proc/self/statm", "r");
-  if (f == nullptr) return 0;
-  if (std::fscanf(f, "%ld %ld", &pages, &resident) != 2) resident = 0;
-  std::fclose(f);
-  return static_cast<size_t>(resident) * static_cast<size_t>(sysconf(_SC_PAGESIZE));
-}
 
 std::string BytesToHuman(uint64_t n) {
   double d = static_cast<double>(n);
@@ -79,13 +65,9 @@ void Clients(Server& s, std::string* o) {
 }
 
 void Memory(Server& s, std::string* o) {
-  // Counter tables are mapped directly, not malloc'd, so the allocator's
-  // figure misses them; add the pages they touched (the rest of a mapping is a
-  // reservation that costs nothing).
-  size_t used = AllocatedBytes();
-  for (const auto& [name, space] : s.counter_spaces()) used += space->TableBytes();
+  size_t used = s.UsedMemory();
   size_t rss = ResidentBytes();
-  size_t dataset = s.UsedMemory();
+  size_t dataset = std::min(used, s.DatasetMemory());
   size_t peak = std::max(s.peak_memory(), used);
   long pages = sysconf(_SC_PHYS_PAGES);
   uint64_t total = static_cast<uint64_t>(pages) * static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
@@ -95,7 +77,7 @@ void Memory(Server& s, std::string* o) {
       "used_memory_overhead:{}\r\nused_memory_startup:0\r\nused_memory_dataset:{}\r\n"
       "total_system_memory:{}\r\ntotal_system_memory_human:{}\r\nmaxmemory:{}\r\n"
       "maxmemory_human:{}\r\nmaxmemory_policy:{}\r\nmem_fragmentation_ratio:{:.2f}\r\n"
-      "mem_allocator:libc\r\nlazyfree_pending_objects:0\r\n",
+      "mem_not_counted_for_evict:0\r\nmem_allocator:libc\r\nlazyfree_pending_objects:0\r\n",
       used, BytesToHuman(used), rss, BytesToHuman(rss), peak, BytesToHuman(peak),
       peak ? 100.0 * used / peak : 0.0, used > dataset ? used - dataset : 0, dataset, total,
       BytesToHuman(total), s.cfg().maxmemory, BytesToHuman(s.cfg().maxmemory),
@@ -121,14 +103,17 @@ void Stats(Server& s, std::string* o) {
       "instantaneous_input_kbps:0.00\r\ninstantaneous_output_kbps:0.00\r\n"
       "rejected_connections:{}\r\nsync_full:0\r\nsync_partial_ok:0\r\nsync_partial_err:0\r\n"
       "expired_keys:{}\r\nexpired_stale_perc:0.00\r\nexpired_time_cap_reached_count:0\r\n"
-      "evicted_keys:0\r\nkeyspace_hits:{}\r\nkeyspace_misses:{}\r\npubsub_channels:0\r\n"
+      "evicted_keys:{}\r\nevicted_clients:0\r\ntotal_eviction_exceeded_time:{}\r\n"
+      "current_eviction_exceeded_time:{}\r\nkeyspace_hits:{}\r\nkeyspace_misses:{}\r\npubsub_channels:0\r\n"
       "pubsub_patterns:0\r\nlatest_fork_usec:{}\r\ntotal_forks:{}\r\nmigrate_cached_sockets:0\r\n"
       "total_error_replies:{}\r\nunexpected_error_replies:{}\r\n"
       "client_query_buffer_limit_disconnections:{}\r\n"
       "client_output_buffer_limit_disconnections:{}\r\n",
       st.total_connections_received, st.total_commands_processed,
       static_cast<int64_t>(st.instantaneous_ops_per_sec), st.net_input_bytes, st.net_output_bytes,
-      st.rejected_connections, st.expired_keys, st.keyspace_hits, st.keyspace_misses,
+      st.rejected_connections, st.expired_keys, s.evictor().evicted_keys(),
+      s.evictor().total_exceeded_ms(), s.evictor().current_exceeded_ms(), st.keyspace_hits,
+      st.keyspace_misses,
       st.latest_fork_usec, st.total_forks, st.total_error_replies, st.unexpected_error_replies,
       st.client_query_buffer_limit_disconnections, st.client_output_buffer_limit_disconnections);
 }

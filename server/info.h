@@ -15,10 +15,6 @@ class Server;
 // means "default".
 std::string BuildInfo(Server& server, const std::vector<std::string>& sections);
 
-// Bytes the allocator has handed out (Redis's used_memory).
-size_t AllocatedBytes();
-// Resident set size of the process.
-size_t ResidentBytes();
 // "1.50M" style, as Redis's bytesToHuman.
 std::string BytesToHuman(uint64_t n);
 

@@ -17,12 +17,14 @@
 #include "server/command_docs.h"
 #include "server/command_table.h"
 #include "server/config.h"
+#include "server/allocator.h"
 #include "server/monotonic_clock.h"
 #include "server/server.h"
 #include "server/startup.h"
 
 int main(int argc, char** argv) {
   using namespace feedkv::server;
+  MarkCommandThread();  // main runs the event loop: the command thread
   Config config;
   std::vector<std::string> args(argv + 1, argv + argc);
   if (!args.empty() && (args[0] == "-v" || args[0] == "--version")) {

@@ -1,4 +1,5 @@
 #include "server/server.h"
+#include "server/allocator.h"
 
 #include <sys/resource.h>
 #include <unistd.h>
@@ -50,6 +51,7 @@ Server::Server(boost::asio::io_context& io, Config config)
     if (name == "maxmemory-policy" || name == "lfu-log-factor" || name == "lfu-decay-time") {
       ApplyAccessPolicy();
     }
+    if (name == "maxmemory" || name == "maxmemory-policy") evictor_.OnLimitChanged();
   });
   static const char kHex[] = "0123456789abcdef";
   for (int i = 0; i < 40; i++) run_id_.push_back(kHex[rng_() % 16]);
@@ -314,19 +316,21 @@ void Server::ResetStats() {
   stats_ = ServerStats{};
   for (CommandStats& st : command_stats_) st = CommandStats{};
   error_stats_.clear();
+  evictor_.ResetStats();
 }
 
 size_t Server::CounterMemory() const { return dataset_.CounterMemory(); }
 
 size_t Server::UsedMemory() const {
-  size_t total = dataset_.MemoryUsage();
-  // Per client: its reply buffer, its MULTI queue (Redis counts both) and ~1 KB
-  // of fixed state.
-  for (const auto& [id, c] : connections_) {
-    total += c->client().out.capacity() + c->client().queued.bytes() + 1024;
-  }
-  return total;
+  // Counter tables are mapped directly, not malloc'd, so the allocator's
+  // count misses them; add the pages they touched (the rest of a mapping is a
+  // reservation that costs nothing).
+  size_t used = AllocatedBytes();
+  for (const auto& [name, space] : dataset_.counter_spaces()) used += space->TableBytes();
+  return used;
 }
+
+size_t Server::DatasetMemory() const { return dataset_.MemoryUsage(); }
 
 void Server::ScheduleCron() {
   cron_timer_.expires_after(std::chrono::milliseconds(1000 / std::max<int64_t>(1, cfg().hz)));

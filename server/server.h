@@ -28,6 +28,7 @@
 #include "server/client.h"
 #include "server/command_table.h"
 #include "server/config.h"
+#include "server/eviction.h"
 #include "server/latency_histogram.h"
 #include "server/waiting_clients.h"
 #include "storage/counter_space.h"
@@ -161,6 +162,28 @@ class Server {
   // the pause ends. A second pause keeps the later end and the stricter kind.
   void PauseClients(int64_t end_ms, bool all);
   void UnpauseClients();
+  // A CLIENT PAUSE is in force (its end not yet reached).
+  bool clients_paused() const;
+
+  // The memory limit (server/eviction.h).
+  Evictor& evictor() { return evictor_; }
+  // Deletes `key` of database `db` for the memory limit: logged as a DEL (as
+  // an expiry is) and WATCH-invalidating.
+  void EvictKey(int db, std::string_view key);
+  // While one exists, the records emitted outside a command (evictions) join
+  // one journal batch, appended when the last one goes.
+  class ChangeBatch {
+   public:
+    explicit ChangeBatch(Server& s) : s_(s) { s_.call_depth_++; }
+    ~ChangeBatch() {
+      if (--s_.call_depth_ == 0) s_.FlushPropagation();
+    }
+    ChangeBatch(const ChangeBatch&) = delete;
+    ChangeBatch& operator=(const ChangeBatch&) = delete;
+
+   private:
+    Server& s_;
+  };
 
   // Clients.
   uint64_t NextClientId() { return next_client_id_++; }
@@ -231,7 +254,12 @@ class Server {
   uint64_t Random() { return rng_(); }
   int tcp_port() const { return bound_port_; }
   void set_bound_port(int p) { bound_port_ = p; }
+  // INFO used_memory, what maxmemory limits: the allocator's count plus the
+  // counter table pages touched. One atomic load and a walk of the counter
+  // spaces: cheap enough to check before every command.
   size_t UsedMemory() const;
+  // What the stored data accounts for (databases and counter spaces).
+  size_t DatasetMemory() const;
   // Bytes the counter spaces use (touched table pages and dictionaries; part of
   // UsedMemory, reported on its own line by MEMORY STATS).
   size_t CounterMemory() const;
@@ -261,6 +289,8 @@ class Server {
   void FlushPropagation();
   // Whether a pause holds `spec` from `c` now (ends an expired pause).
   bool PauseHolds(const Client& c, const CommandSpec& spec);
+  // Runs the evictor; false when the command must be refused with -OOM.
+  bool OomAllows(const Client& c, const CommandSpec& spec);
   // Parks the command until the pause ends, then runs it through Execute.
   void PostponeForPause(Client& c, std::span<const std::string_view> args);
   // Seals the journal's group at the end of this loop turn (group commit).
@@ -313,6 +343,7 @@ class Server {
   void CloseTcpListeners();
   void DropListeners(std::vector<std::unique_ptr<Listener>>* listeners);
   size_t peak_memory_ = 0;
+  Evictor evictor_{*this};
   bool shutting_down_ = false;
   // Last: destroyed first, while everything it uses still exists.
   std::unique_ptr<Persistence> persistence_;

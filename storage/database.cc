@@ -432,6 +432,23 @@ const Entry* Database::RandomEntry(uint64_t random) const {
   return size_ == 0 ? nullptr : table_.Random(random);
 }
 
+void Database::Sample(uint64_t seed, size_t count, bool with_expire_only,
+                      std::vector<const Entry*>* out) const {
+  const size_t pool = with_expire_only ? expires_ : size_;
+  if (pool == 0 || count == 0) return;
+  // Ten buckets per wanted key, as Redis; more when keys with an expire are a
+  // minority, up to a bound that keeps one sample cheap.
+  size_t buckets = count * 10;
+  if (with_expire_only) buckets *= std::min<size_t>(64, size_ / pool + 1);
+  const size_t limit = out->size() + std::min(count, pool);
+  table_.SampleBuckets(seed, buckets, [&](Entry* head) {
+    for (const Entry* e = head; e != nullptr && out->size() < limit; e = e->next) {
+      if (!with_expire_only || e->has_expire) out->push_back(e);
+    }
+    return out->size() < limit;
+  });
+}
+
 bool Database::IncrementalRehash(int64_t budget_us) {
   table_.MaybeResize(size_);
   return table_.RehashFor(budget_us);

@@ -2,8 +2,9 @@
 //
 // Layout, chosen for memory per key: every key is one heap block (Entry)
 // holding a 24-byte header, the expire time only when the key has one, the
-// key bytes, and a string value of up to kEmbedMax bytes. Longer strings and
-// all other types hang off the header by pointer. Entries chain in a
+// key bytes, and a string value of up to kEmbedMax bytes. Longer strings,
+// strings grown by APPEND or SETRANGE, and all other types hang off the
+// header by pointer. Entries chain in a
 // power-of-two bucket array (KeyTable, storage/key_table.h) that grows and
 // shrinks incrementally: each keyspace operation moves one bucket of an
 // in-progress rehash and ActiveExpireCycle (the cron entry point) moves more
@@ -67,7 +68,13 @@ inline constexpr uint8_t kEncInt = 0;
 inline constexpr uint8_t kEncEmbedded = 1;
 inline constexpr uint8_t kEncRaw = 2;
 inline constexpr uint8_t kEncObject = 3;
-inline constexpr size_t kEmbedMax = 44;  // as Redis's embstr limit
+// Values up to kEmbedMax bytes live in the entry's own block: one allocation
+// per key instead of three (entry, string object, bytes), which at 100-byte
+// values is what lets a memory-limited cache hold more keys than Redis. The
+// bound keeps the copy cheap when an EXPIRE or PERSIST rebuilds the block.
+inline constexpr size_t kEmbedMax = 1024;
+// What OBJECT ENCODING calls "embstr" (longer ones are "raw"), as Redis.
+inline constexpr size_t kEmbstrMax = 44;
 inline constexpr int64_t kNoExpire = -1;
 
 class Database {
@@ -154,6 +161,12 @@ class Database {
   void ForEach(const std::function<void(const Entry*)>& fn) const;
   // A random live-or-expired entry, nullptr if empty.
   const Entry* RandomEntry(uint64_t random) const;
+  // Appends up to `count` entries (only ones with an expire when
+  // `with_expire_only`) from a random stretch of buckets, for sampled eviction
+  // (Redis's dictGetSomeKeys). The walk is bounded: when keys with an expire
+  // are rare it may find fewer, or none. Pointers are valid until the next
+  // change to the keyspace.
+  void Sample(uint64_t seed, size_t count, bool with_expire_only, std::vector<const Entry*>* out) const;
 
   // The cron entry point. Removes expired keys, walking at most `max_buckets`
   // buckets from where the last call stopped (at most one pass), then runs

@@ -157,13 +157,7 @@ Entry* KeyTable::Random(uint64_t seed) const {
     return b < t0_.size ? t0_.buckets[b] : t1_.buckets[b - t0_.size];
   };
   uint64_t x = seed;
-  auto next = [&x] {
-    x += 0x9E3779B97F4A7C15ull;  // splitmix64
-    uint64_t z = x;
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-  };
+  auto next = [&x] { return SplitMix64(&x); };
   size_t i = next() % span;
   for (int tries = 0; tries < 64 && bucket(i) == nullptr; tries++) i = next() % span;
   for (size_t walked = 0; bucket(i) == nullptr; walked++) {

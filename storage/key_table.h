@@ -21,6 +21,7 @@
 // its own copy).
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <string_view>
@@ -38,6 +39,15 @@ inline uint64_t ReverseBits(uint64_t v) {
   v = ((v >> 8) & 0x00FF00FF00FF00FFull) | ((v & 0x00FF00FF00FF00FFull) << 8);
   v = ((v >> 16) & 0x0000FFFF0000FFFFull) | ((v & 0x0000FFFF0000FFFFull) << 16);
   return (v >> 32) | (v << 32);
+}
+
+// The next value of a splitmix64 sequence: fully mixed bits, so that bucket
+// indexes taken modulo a power of two reach every bucket.
+inline uint64_t SplitMix64(uint64_t* state) {
+  uint64_t z = (*state += 0x9E3779B97F4A7C15ull);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
 }
 
 class KeyTable {
@@ -80,6 +90,13 @@ class KeyTable {
   void ForEachHead(F&& f) const;
   // A random entry from a mixed sequence seeded by `seed`; nullptr if empty.
   Entry* Random(uint64_t seed) const;
+  // Calls visit(Entry* head) for the live buckets of a random stretch, as
+  // Redis's dictGetSomeKeys: from a random bucket onwards, jumping elsewhere
+  // after a run of empty buckets, until visit returns false or `max_buckets`
+  // buckets have been looked at. Cheap and biased to runs of neighbours, which
+  // sampled eviction does not mind.
+  template <class F>
+  void SampleBuckets(uint64_t seed, size_t max_buckets, F&& visit) const;
 
   // Unlinks every entry, handing each to free_entry, and returns to the
   // minimal empty table.
@@ -136,6 +153,33 @@ uint64_t KeyTable::ScanStep(uint64_t v, F&& visit) const {
     v = advance(v, m1);
   } while (v & (m0 ^ m1));
   return v;
+}
+
+template <class F>
+void KeyTable::SampleBuckets(uint64_t seed, size_t max_buckets, F&& visit) const {
+  // One index into both arrays at once, as dictGetSomeKeys: while rehashing,
+  // the new array is sparse and the old one half empty, and picking among
+  // their buckets separately would land in the emptier one too often.
+  const size_t span = std::max(t0_.size, t1_.size);
+  uint64_t x = seed;
+  size_t i = SplitMix64(&x) % span, empty_run = 0;
+  for (size_t step = 0; step < max_buckets; step++) {
+    Entry* h0 = i < t0_.size && i >= rehash_idx_ ? t0_.buckets[i] : nullptr;
+    Entry* h1 = i < t1_.size ? t1_.buckets[i] : nullptr;
+    if (h0 == nullptr && h1 == nullptr) {
+      // A run of empty buckets: the table is sparse here; try another spot.
+      if (++empty_run >= 5) {
+        i = SplitMix64(&x) % span;
+        empty_run = 0;
+        continue;
+      }
+    } else {
+      empty_run = 0;
+      if (h0 != nullptr && !visit(h0)) return;
+      if (h1 != nullptr && !visit(h1)) return;
+    }
+    i = i + 1 == span ? 0 : i + 1;
+  }
 }
 
 template <class F>

@@ -277,7 +277,7 @@ bool LfuPolicy(const CommandContext& ctx) {
 std::string_view EncodingName(const Entry* e) {
   switch (e->encoding) {
     case kEncInt: return "int";
-    case kEncEmbedded: return "embstr";
+    case kEncEmbedded: return e->v.len <= kEmbstrMax ? "embstr" : "raw";
     case kEncRaw: return "raw";
     default: return Database::GetObject(e)->encoding();
   }

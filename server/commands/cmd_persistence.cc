@@ -141,7 +141,7 @@ void Debug(CommandContext& ctx) {
       enc = Database::GetObject(e)->encoding();
     } else if (e->encoding == kEncInt) {
       enc = "int";
-    } else if (e->encoding == kEncRaw) {
+    } else if (e->encoding == kEncRaw || e->v.len > kEmbstrMax) {
       enc = "raw";
     }
     ctx.reply.Simple(fmt::format("Value at:{} refcount:1 encoding:{} serializedlength:{} lru:0 "

@@ -188,6 +188,21 @@ def test_append_strlen_getrange_setrange(r, raw):
 
 # --- counters ---------------------------------------------------------------------
 
+def test_object_encoding_names_strings_by_length_as_redis(r):
+    # int, embstr up to 44 bytes, raw beyond (feedkv keeps values up to 1 KB in
+    # the key's own block, but names them as Redis does); APPEND makes raw.
+    cases = {"i": "12345", "e44": "x" * 44, "r45": "x" * 45, "r2k": "x" * 2000}
+    for k, v in cases.items():
+        r.set(k, v)
+    assert [r.object("encoding", k) for k in cases] == ["int", "embstr", "raw", "raw"]
+    assert all(r.get(k) == v for k, v in cases.items())
+    r.set("a", "short")
+    r.append("a", "er")
+    assert r.object("encoding", "a") == "raw" and r.get("a") == "shorter"
+    r.expire("r45", 100)  # rebuilding the block keeps the value
+    assert r.get("r45") == "x" * 45 and r.object("encoding", "r45") == "raw"
+
+
 def test_incr_family(r):
     assert r.incr("c") == 1
     assert r.incr("c") == 2

@@ -78,7 +78,7 @@ TEST(DatabaseTest, NonCanonicalIntegersStayStrings) {
   }
 }
 
-TEST(DatabaseTest, EmbeddedUpTo44BytesThenRaw) {
+TEST(DatabaseTest, EmbeddedUpToTheEmbedLimitThenRaw) {
   Database db(0);
   std::string v44(kEmbedMax, 'x'), v45(kEmbedMax + 1, 'y');
   EXPECT_EQ(db.SetString("a", v44, kNoExpire, false)->encoding, kEncEmbedded);
@@ -307,7 +307,7 @@ TEST(DatabaseTest, RandomEntryFindsTheOnlyKeyFromAnySeed) {
 
 TEST(DatabaseTest, MoveKeyRenamesWithValueAndExpire) {
   Database db(0);
-  std::string raw(100, 'q');
+  std::string raw(kEmbedMax + 100, 'q');
   db.SetString("src", raw, 777, false);
   db.SetString("dst", "old", kNoExpire, false);
   db.MoveKey("src", &db, "dst");
@@ -356,7 +356,7 @@ TEST(DatabaseTest, MoveKeyAcrossDatabasesHandsOverObjects) {
 
 TEST(DatabaseTest, CopyKeyIsDeepAndKeepsExpire) {
   Database a(0), b(1);
-  std::string raw(80, 'c');
+  std::string raw(kEmbedMax + 80, 'c');
   a.SetString("r", raw, 4242, false);
   a.SetObject("o", std::make_unique<FakeObject>(32), kNoExpire, false);
   a.CopyKey(a.Find("r"), &b, "r2");
