@@ -64,24 +64,44 @@ void Clients(Server& s, std::string* o) {
       s.waiting().with_timeout(), s.waiting().keys_waited());
 }
 
+double Ratio(size_t a, size_t b) { return b == 0 ? 0.0 : static_cast<double>(a) / static_cast<double>(b); }
+
+int64_t Diff(size_t a, size_t b) { return static_cast<int64_t>(a) - static_cast<int64_t>(b); }
+
 void Memory(Server& s, std::string* o) {
   size_t used = s.UsedMemory();
   size_t rss = ResidentBytes();
   size_t dataset = std::min(used, s.DatasetMemory());
   size_t peak = std::max(s.peak_memory(), used);
+  const AllocatorStats al = ReadAllocatorStats();
   long pages = sysconf(_SC_PHYS_PAGES);
   uint64_t total = static_cast<uint64_t>(pages) * static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
   *o += fmt::format(
       "used_memory:{}\r\nused_memory_human:{}\r\nused_memory_rss:{}\r\nused_memory_rss_human:{}\r\n"
       "used_memory_peak:{}\r\nused_memory_peak_human:{}\r\nused_memory_peak_perc:{:.2f}%\r\n"
       "used_memory_overhead:{}\r\nused_memory_startup:0\r\nused_memory_dataset:{}\r\n"
+      "used_memory_dataset_perc:{:.2f}%\r\n"
+      "allocator_allocated:{}\r\nallocator_active:{}\r\nallocator_resident:{}\r\n"
       "total_system_memory:{}\r\ntotal_system_memory_human:{}\r\nmaxmemory:{}\r\n"
-      "maxmemory_human:{}\r\nmaxmemory_policy:{}\r\nmem_fragmentation_ratio:{:.2f}\r\n"
-      "mem_not_counted_for_evict:0\r\nmem_allocator:libc\r\nlazyfree_pending_objects:0\r\n",
+      "maxmemory_human:{}\r\nmaxmemory_policy:{}\r\n",
       used, BytesToHuman(used), rss, BytesToHuman(rss), peak, BytesToHuman(peak),
-      peak ? 100.0 * used / peak : 0.0, used > dataset ? used - dataset : 0, dataset, total,
-      BytesToHuman(total), s.cfg().maxmemory, BytesToHuman(s.cfg().maxmemory),
-      s.cfg().maxmemory_policy, used ? static_cast<double>(rss) / used : 0.0);
+      peak ? 100.0 * used / peak : 0.0, used - dataset, dataset, used ? 100.0 * dataset / used : 0.0,
+      al.allocated, al.active, al.resident, total, BytesToHuman(total), s.cfg().maxmemory,
+      BytesToHuman(s.cfg().maxmemory), s.cfg().maxmemory_policy);
+  // Redis's fragmentation figures: live blocks -> their pages -> the
+  // allocator's resident mappings -> the process's RSS.
+  *o += fmt::format(
+      "allocator_frag_ratio:{:.2f}\r\nallocator_frag_bytes:{}\r\nallocator_rss_ratio:{:.2f}\r\n"
+      "allocator_rss_bytes:{}\r\nrss_overhead_ratio:{:.2f}\r\nrss_overhead_bytes:{}\r\n"
+      "mem_fragmentation_ratio:{:.2f}\r\nmem_fragmentation_bytes:{}\r\n"
+      "mem_not_counted_for_evict:0\r\nmem_replication_backlog:0\r\n"
+      "mem_total_replication_buffers:0\r\nmem_clients_slaves:0\r\nmem_clients_normal:{}\r\n"
+      "mem_cluster_links:0\r\nmem_aof_buffer:0\r\nmem_allocator:{}\r\nactive_defrag_running:0\r\n"
+      "lazyfree_pending_objects:0\r\nlazyfreed_objects:0\r\n",
+      Ratio(al.active, al.allocated), Diff(al.active, al.allocated), Ratio(al.resident, al.active),
+      al.resident ? Diff(al.resident, al.active) : 0, Ratio(rss, al.resident),
+      al.resident ? Diff(rss, al.resident) : 0, Ratio(rss, used), Diff(rss, used), s.ClientMemory(),
+      AllocatorName());
 }
 
 void Persistence(Server& s, std::string* o) {

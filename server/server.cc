@@ -332,6 +332,16 @@ size_t Server::UsedMemory() const {
 
 size_t Server::DatasetMemory() const { return dataset_.MemoryUsage(); }
 
+size_t Server::ClientMemory() const {
+  // Per client: its reply buffer, its MULTI queue (Redis counts both) and ~1 KB
+  // of fixed state.
+  size_t total = 0;
+  for (const auto& [id, c] : connections_) {
+    total += c->client().out.capacity() + c->client().queued.bytes() + 1024;
+  }
+  return total;
+}
+
 void Server::ScheduleCron() {
   cron_timer_.expires_after(std::chrono::milliseconds(1000 / std::max<int64_t>(1, cfg().hz)));
   cron_timer_.async_wait([this](const boost::system::error_code& ec) {

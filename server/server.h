@@ -260,6 +260,8 @@ class Server {
   size_t UsedMemory() const;
   // What the stored data accounts for (databases and counter spaces).
   size_t DatasetMemory() const;
+  // What client connections hold (reply buffers, MULTI queues, fixed state).
+  size_t ClientMemory() const;
   // Bytes the counter spaces use (touched table pages and dictionaries; part of
   // UsedMemory, reported on its own line by MEMORY STATS).
   size_t CounterMemory() const;

@@ -1,7 +1,6 @@
 // Keyspace commands: DEL, UNLINK, EXISTS, TYPE, KEYS, SCAN, RENAME, RENAMENX,
 // COPY, MOVE, RANDOMKEY, TOUCH, OBJECT, MEMORY. (Expiry commands are in
 // cmd_expire.cc.) Semantics, replies and error texts follow Redis 7.2.
-#include <malloc.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -13,6 +12,7 @@
 
 #include <fmt/format.h>
 
+#include "server/allocator.h"
 #include "server/command_context.h"
 #include "server/config.h"
 #include "server/commands/set_helpers.h"
@@ -438,9 +438,9 @@ void MemoryCmd(CommandContext& ctx) {
         "Hi Sam, I can't find any memory issue in your instance. I can only account for what "
         "occurs on this base.");
   } else if (EqualsIgnoreCase(sub, "MALLOC-STATS")) {
-    ctx.reply.Verbatim("Stats not supported for the current allocator");
+    ctx.reply.Verbatim(AllocatorReport());
   } else {
-    malloc_trim(0);
+    ReleaseFreeMemory();
     ctx.reply.Ok();
   }
 }

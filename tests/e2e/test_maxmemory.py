@@ -253,3 +253,27 @@ def test_counter_spaces_count_against_the_limit_and_are_never_evicted(r):
     assert r.exists("plain") == 0
     assert r.execute_command("COUNTER.GET", "likes", 123456, "likes") == [1]
     r.config_set("maxmemory", 0)
+
+
+def test_info_memory_carries_the_allocator_figures(r):
+    for i in range(2000):
+        r.set("k%d" % i, "v" * 300)
+    m = r.info("memory")
+    for field in ("allocator_allocated", "allocator_active", "allocator_resident",
+                  "allocator_frag_ratio", "allocator_frag_bytes", "allocator_rss_ratio",
+                  "rss_overhead_ratio", "mem_fragmentation_ratio", "mem_fragmentation_bytes",
+                  "mem_not_counted_for_evict", "mem_clients_normal", "used_memory_dataset_perc"):
+        assert field in m, field
+    assert m["allocator_allocated"] > 600_000  # the 2,000 values at least
+    assert m["allocator_active"] >= m["allocator_allocated"]
+    assert m["mem_fragmentation_ratio"] > 0
+    if not is_real_redis():  # Redis's figures come from its cron, a moment old
+        assert m["mem_fragmentation_ratio"] == pytest.approx(m["used_memory_rss"] / m["used_memory"],
+                                                             abs=0.02)
+    assert m["mem_allocator"] == "libc" or m["mem_allocator"].startswith("jemalloc-")
+    report = r.memory_malloc_stats()
+    if m["mem_allocator"] == "libc":
+        assert report == "Stats not supported for the current allocator"
+    else:
+        assert "jemalloc statistics" in report
+    assert r.memory_purge() is True

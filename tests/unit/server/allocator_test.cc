@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <malloc.h>
+
+#include <cstdint>
 #include <cstdlib>
 #include <memory>
 #include <string>
@@ -53,6 +56,40 @@ TEST(AllocatorTest, BlocksFreedByAnotherThreadThanTheCommandThreadBalance) {
   EXPECT_GE(AllocatedBytes(), before + 1200000);
   std::thread([&] { std::free(mine); }).join();
   std::free(theirs);
+  EXPECT_LT(AllocatedBytes(), before + 4096);
+}
+
+TEST(AllocatorTest, BackendReportsItsTotals) {
+  std::vector<void*> blocks;
+  for (int i = 0; i < 1000; i++) blocks.push_back(std::malloc(1000));
+  const AllocatorStats st = ReadAllocatorStats();
+  EXPECT_GE(st.allocated, 1000u * 1000u);
+  EXPECT_GE(st.active, st.allocated);
+  for (void* p : blocks) std::free(p);
+#if defined(FEEDKV_JEMALLOC)
+  EXPECT_EQ(AllocatorName().rfind("jemalloc-", 0), 0u) << AllocatorName();
+  EXPECT_NE(AllocatorReport().find("jemalloc statistics"), std::string::npos);
+  EXPECT_GE(st.resident, st.active);
+#else
+  EXPECT_EQ(AllocatorName(), "libc");
+  EXPECT_EQ(AllocatorReport(), "Stats not supported for the current allocator");
+#endif
+  ReleaseFreeMemory();
+}
+
+TEST(AllocatorTest, UsableSizeAndCallocAgreeWithTheCount) {
+  const size_t before = AllocatedBytes();
+  auto* p = static_cast<unsigned char*>(std::calloc(1000, 10));
+  ASSERT_NE(p, nullptr);
+  for (int i = 0; i < 10000; i++) ASSERT_EQ(p[i], 0);
+  const size_t usable = malloc_usable_size(p);
+  EXPECT_GE(usable, 10000u);
+  EXPECT_GE(AllocatedBytes(), before + usable);
+  std::free(p);
+#if !defined(__SANITIZE_ADDRESS__)  // ASan reports the overflow and stops
+  volatile size_t huge = SIZE_MAX / 2;  // opaque to the compiler's own check
+  EXPECT_EQ(std::calloc(huge, 4), nullptr);  // n * size overflows: refused
+#endif
   EXPECT_LT(AllocatedBytes(), before + 4096);
 }
 
