@@ -15,6 +15,7 @@
 #include "protocol/reply_writer.h"
 #include "server/client.h"
 #include "server/command_table.h"
+#include "storage/int_text.h"
 
 namespace feedkv {
 class Database;
@@ -102,8 +103,6 @@ class CommandContext {
   std::vector<WatchedKey> touched_;
 };
 
-// Parses a whole string as int64 in Redis's strict form.
-bool ParseInt64(std::string_view s, int64_t* out);
 // Parses a double as Redis does (accepts inf, rejects nan and trailing junk).
 bool ParseDouble(std::string_view s, double* out);
 // Case-insensitive ASCII comparison.

@@ -35,7 +35,14 @@ std::string CommandsMarkdown(const CommandTable& table) {
       "`docs_commands` fails when this file and the table differ. Arity follows Redis: N means\n"
       "exactly N arguments including the name, -N at least N. Keys gives first,last,step.\n"
       "A container command (CONFIG, CLIENT, ...) is followed by its subcommands, each with its\n"
-      "own arity (counting the container's name) and flags.\n";
+      "own arity (counting the container's name) and flags.\n\n"
+      "The routing rule: every command that reads or writes data declares the positions of its\n"
+      "keys here, and COMMAND INFO / COMMAND GETKEYS answer from the same row, so a\n"
+      "cluster-aware client routes each command by them. A COUNTER.* command's key is its id\n"
+      "(argument 2), flagged `not_key` in its key spec: routed like a key, never a keyspace key\n"
+      "(WATCH does not see it). Commands about a whole counter space (CREATE, DROP, INFO,\n"
+      "SPACES) have none: spaces exist on every node. COUNTER.MGET declares none yet: its ids end\n"
+      "at an optional FIELDS keyword, which needs a key finder (movablekeys).\n";
   for (const auto& [group, specs] : by_group) {
     out += fmt::format("\n## {}\n\n| command | arity | flags | keys | summary |\n|---|---|---|---|---|\n",
                        group);

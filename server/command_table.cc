@@ -215,7 +215,7 @@ std::vector<std::string_view> KeyFlagNames(uint16_t f) {
   static const N kNames[] = {
       {kKeyRW, "RW"},         {kKeyRO, "RO"},         {kKeyOW, "OW"},
       {kKeyRM, "RM"},         {kKeyAccess, "access"}, {kKeyUpdate, "update"},
-      {kKeyInsert, "insert"}, {kKeyDelete, "delete"},
+      {kKeyInsert, "insert"}, {kKeyDelete, "delete"}, {kKeyNotKey, "not_key"},
   };
   std::vector<std::string_view> r;
   for (const N& n : kNames) {

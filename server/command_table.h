@@ -91,6 +91,9 @@ enum KeyFlag : uint16_t {
   kKeyDelete = 1u << 7,
   // With a GET argument the key is read too (SET ... GET): RW access update.
   kKeyGetReads = 1u << 8,
+  // Routed as a key (cluster slot, COMMAND GETKEYS) but not a keyspace key:
+  // a counter id. Redis's NOT_KEY key-spec flag; WATCH never sees it.
+  kKeyNotKey = 1u << 9,
 };
 
 // The key flags of a row: the first key's and the other keys' (SINTERSTORE's

@@ -96,6 +96,31 @@ std::function<Status(std::string_view)> BaseNameCheck(const char* empty_error, c
   };
 }
 
+// Redis's save rule: "" (no save points) or pairs of <seconds> <changes>,
+// seconds at least 1, changes at least 0, each a whole integer (strtoll's).
+Status SaveParamsCheck(std::string_view v) {
+  if (v.empty()) return Status::OK();
+  size_t count = 0;
+  bool ok = true;
+  size_t i = 0;
+  while (i < v.size()) {
+    while (i < v.size() && v[i] == ' ') i++;
+    size_t j = i;
+    while (j < v.size() && v[j] != ' ') j++;
+    if (j == i) break;
+    std::string_view word = v.substr(i, j - i);
+    if (word[0] == '+') word.remove_prefix(1);
+    int64_t n = 0;
+    auto [p, ec] = std::from_chars(word.data(), word.data() + word.size(), n);
+    ok = ok && !word.empty() && ec == std::errc() && p == word.data() + word.size() &&
+         n >= (count % 2 == 0 ? 1 : 0);
+    count++;
+    i = j;
+  }
+  if (!ok || count == 0 || count % 2 != 0) return Status::InvalidArgument("Invalid save parameters");
+  return Status::OK();
+}
+
 }  // namespace
 
 std::string ConfigSetFailed(std::string_view name, std::string_view why) {
@@ -189,7 +214,7 @@ const std::string* Config::Resolve(const std::string& lower) const {
 void Config::Int(const std::string& name, int64_t ServerConfig::*f, int64_t min, int64_t max, bool mut) {
   Add(name, {[f, min, max, name](ServerConfig& c, std::string_view v) {
                int64_t x;
-               if (!ParseInt64(v, &x)) {  // string2ll, as Redis for a plain number
+               if (!ParseCanonicalInt64(v, &x)) {  // string2ll, as Redis for a plain number
                  return Status::InvalidArgument(fmt::format("argument couldn't be parsed into an integer"));
                }
                if (x < min || x > max) {
@@ -351,7 +376,7 @@ Config::Config() {
   Memory("aof-segment-size", &ServerConfig::aof_segment_size, true);
   Int("aof-retain-segments", &ServerConfig::aof_retain_segments, 0, 1000000, true);
   Bool("aof-load-truncated", &ServerConfig::aof_load_truncated, true);
-  Str("save", &ServerConfig::save, true);
+  Str("save", &ServerConfig::save, true, SaveParamsCheck);
   Str("dbfilename", &ServerConfig::dbfilename, true, BaseNameCheck(nullptr, protocol::err::kDbfilenamePath));
   Bool("rdbcompression", &ServerConfig::rdbcompression, true);
   Bool("rdbchecksum", &ServerConfig::rdbchecksum, false);

@@ -204,7 +204,7 @@ Status Check(const CompatSetting& s, std::string_view v, std::string* out) {
     case Kind::kInt:
     case Kind::kMemory: {
       int64_t x;
-      if (s.kind == Kind::kInt ? !ParseInt64(v, &x) : !ParseMemory(v, &x)) {
+      if (s.kind == Kind::kInt ? !ParseCanonicalInt64(v, &x) : !ParseMemory(v, &x)) {
         return Status::InvalidArgument(s.kind == Kind::kInt ? "argument couldn't be parsed into an integer"
                                                             : "argument must be a memory value");
       }
@@ -260,7 +260,7 @@ void Config::AddCompatSettings() {
   AddCompat("maxmemory-clients", "0", true, false, [](std::string_view v, std::string* shown) {
     int64_t x;
     if (!v.empty() && v.back() == '%') {
-      if (!ParseInt64(v.substr(0, v.size() - 1), &x) || x < 0) {
+      if (!ParseCanonicalInt64(v.substr(0, v.size() - 1), &x) || x < 0) {
         return Status::InvalidArgument("argument must be a memory or percent value");
       }
       if (x > 100) return Status::InvalidArgument("percentage argument must be less or equal to 100");
@@ -277,7 +277,7 @@ void Config::AddCompatSettings() {
     std::vector<int64_t> values;
     for (std::string_view w : words) {
       int64_t x;
-      if (!ParseInt64(w, &x) || x < -2000 || x > 2000) {
+      if (!ParseCanonicalInt64(w, &x) || x < -2000 || x > 2000) {
         return Status::InvalidArgument(
             "Invalid oom-score-adj-values, elements must be between -2000 and 2000.");
       }

@@ -43,15 +43,6 @@ std::string Repr(std::string_view s) {
 
 }  // namespace
 
-bool ParseInt64(std::string_view s, int64_t* out) {
-  // Redis's string2ll: no '+', no leading zeros, no "-0".
-  if (s.empty() || s.size() > 20 || s[0] == '+') return false;
-  if (s[0] == '0' && s.size() > 1) return false;
-  if (s[0] == '-' && (s.size() == 1 || s[1] == '0')) return false;
-  auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), *out);
-  return ec == std::errc() && ptr == s.data() + s.size();
-}
-
 bool ParseDouble(std::string_view s, double* out) {
   if (s.empty() || s.size() > 5000 || std::isspace(static_cast<unsigned char>(s[0]))) return false;
   std::string tmp(s);
@@ -103,13 +94,13 @@ void CommandContext::Error(std::string_view msg) {
 }
 
 bool CommandContext::IntArg(size_t i, int64_t* out) {
-  if (ParseInt64(args[i], out)) return true;
+  if (ParseCanonicalInt64(args[i], out)) return true;
   Error(protocol::err::kNotInteger);
   return false;
 }
 
 bool CommandContext::TimeoutMsArg(size_t i, int64_t* out) {
-  if (!ParseInt64(args[i], out)) {
+  if (!ParseCanonicalInt64(args[i], out)) {
     Error("ERR timeout is not an integer or out of range");
     return false;
   }
@@ -150,7 +141,7 @@ bool CommandContext::IdArg(size_t i, int64_t* out) {
   bool neg = !s.empty() && s[0] == '-';
   while (lead + neg + 1 < s.size() && s[lead + neg] == '0') lead++;
   std::string trimmed = neg ? "-" + std::string(s.substr(1 + lead)) : std::string(s.substr(lead));
-  if (trimmed != "-0" && ParseInt64(trimmed, out)) return true;
+  if (trimmed != "-0" && ParseCanonicalInt64(trimmed, out)) return true;
   if (trimmed == "-0") {
     *out = 0;
     return true;
@@ -365,7 +356,9 @@ bool Server::Call(Client& c, const CommandSpec& called, std::span<const std::str
   if (ctx.dirty() > 0) {
     stats_.dirty += static_cast<uint64_t>(ctx.dirty());
     if (!watched_.empty() && ctx.touched().empty()) {
-      for (int pos : CommandTable::KeyPositions(spec, args)) TouchKey(c.db, args[pos]);
+      for (int pos : CommandTable::KeyPositions(spec, args)) {
+        if (!(KeyFlagsOf(spec, args, pos) & kKeyNotKey)) TouchKey(c.db, args[pos]);
+      }
     }
     // Applied from the log: the log already holds it (a replica appends the
     // bytes it received, verbatim).

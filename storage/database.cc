@@ -1,4 +1,5 @@
 #include "storage/database.h"
+#include "storage/int_text.h"
 
 #include <malloc.h>
 
@@ -24,16 +25,6 @@ uint64_t HashKey(std::string_view key) { return KeyTable::Hash(key); }
 
 char* Payload(Entry* e) { return reinterpret_cast<char*>(e) + sizeof(Entry); }
 const char* Payload(const Entry* e) { return reinterpret_cast<const char*>(e) + sizeof(Entry); }
-
-// True if `s` is the canonical decimal form of an int64 (no sign on zero,
-// no leading zeros, no '+'), so that storing it as an integer loses nothing.
-bool IsCanonicalInt(std::string_view s, int64_t* out) {
-  if (s.empty() || s.size() > 20) return false;
-  if (s[0] == '0' && s.size() > 1) return false;
-  if (s[0] == '-' && (s.size() == 1 || s[1] == '0')) return false;
-  auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), *out);
-  return ec == std::errc() && ptr == s.data() + s.size();
-}
 
 Entry* AllocEntry(std::string_view key, int64_t expire_ms, ValueType type, uint8_t enc,
                   std::string_view embedded) {
@@ -99,7 +90,7 @@ void FreeEntry(Entry* e) {
 // if short, raw otherwise.
 Entry* MakeStringEntry(std::string_view key, std::string_view value, int64_t expire_ms) {
   int64_t iv;
-  if (IsCanonicalInt(value, &iv)) {
+  if (ParseCanonicalInt64(value, &iv)) {
     Entry* e = AllocEntry(key, expire_ms, ValueType::kString, kEncInt, {});
     e->v.i = iv;
     return e;
@@ -317,7 +308,7 @@ bool Database::StringAsInteger(const Entry* e, int64_t* out) {
   // no leading zeros, no "-0". Such a value is int-encoded unless APPEND or
   // SETRANGE made it raw.
   char buf[kIntBufSize];
-  return IsCanonicalInt(StringValue(e, buf), out);
+  return ParseCanonicalInt64(StringValue(e, buf), out);
 }
 
 Entry* Database::SetObject(std::string_view key, std::unique_ptr<Object> obj, int64_t expire_ms,

@@ -20,19 +20,12 @@
 #include <variant>
 #include <vector>
 
+#include "storage/int_text.h"
 #include "storage/long_set.h"
 #include "storage/object.h"
 #include "storage/status.h"
 
 namespace feedkv {
-
-// Parses `s` as an int64 in canonical decimal form only (Redis's string2ll): optional
-// '-', no '+', no leading zeros, no "-0", no spaces. "007" is a string, not 7, so that a
-// set keeps "007" and "7" apart whatever its encoding.
-bool ParseCanonicalInt64(std::string_view s, int64_t* out);
-
-// The decimal text of v into buf (at least 20 bytes); returns the view.
-std::string_view FormatInt64(int64_t v, char* buf);
 
 // A set member: an integer (from a longset) or bytes (from a hashtable).
 struct SetMember {

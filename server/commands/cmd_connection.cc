@@ -78,7 +78,7 @@ void Hello(CommandContext& ctx) {
   size_t i = 1;
   if (ctx.argc() >= 2) {
     int64_t v;
-    if (!ParseInt64(ctx.arg(1), &v)) {
+    if (!ParseCanonicalInt64(ctx.arg(1), &v)) {
       ctx.Error("ERR Protocol version is not an integer or out of range");
       return;
     }
@@ -125,7 +125,7 @@ void Hello(CommandContext& ctx) {
 
 void Select(CommandContext& ctx) {
   int64_t idx;
-  if (!ParseInt64(ctx.arg(1), &idx)) {
+  if (!ParseCanonicalInt64(ctx.arg(1), &idx)) {
     ctx.Error(protocol::err::kNotInteger);
     return;
   }
@@ -219,7 +219,7 @@ void ClientList(CommandContext& ctx) {
     std::vector<const Client*> found;
     for (size_t i = 3; i < ctx.argc(); i++) {
       int64_t id;
-      if (!ParseInt64(ctx.arg(i), &id)) {
+      if (!ParseCanonicalInt64(ctx.arg(i), &id)) {
         ctx.Error("ERR Invalid client ID");
         return;
       }
@@ -330,7 +330,7 @@ void ClientCmd(CommandContext& ctx) {
     for (size_t i = 2; !old_form && i + 1 < ctx.argc(); i += 2) {
       if (EqualsIgnoreCase(ctx.arg(i), "ID")) {
         int64_t id;
-        if (!ParseInt64(ctx.arg(i + 1), &id) || id < 1) {
+        if (!ParseCanonicalInt64(ctx.arg(i + 1), &id) || id < 1) {
           ctx.Error("ERR client-id should be greater than 0");
           return;
         }

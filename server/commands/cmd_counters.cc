@@ -282,16 +282,23 @@ void InfoCmd(CommandContext& ctx) {
 
 constexpr uint32_t kW = kWrite | kDenyOom | kFast;
 constexpr uint32_t kR = kReadOnly | kFast;
+// The id is each command's routing key (cluster slot, COMMAND GETKEYS), not a
+// keyspace key: counter spaces are server-wide, so WATCH never sees it.
+constexpr uint16_t kIdRW = kKeyRW | kKeyUpdate | kKeyNotKey;
+constexpr uint16_t kIdRO = kKeyRO | kKeyAccess | kKeyNotKey;
+constexpr uint16_t kIdRM = kKeyRM | kKeyDelete | kKeyNotKey;
 
 const CommandSpec kCommands[] = {
     {"counter.create", -3, kWrite | kDenyOom, 0, 0, 0, Create, "Creates a counter space with a schema of field:bits.", "counters"},
     {"counter.drop", 2, kWrite, 0, 0, 0, Drop, "Deletes a counter space and all its counters.", "counters"},
     {"counter.spaces", 1, kReadOnly, 0, 0, 0, Spaces, "Lists the counter spaces.", "counters"},
-    {"counter.incrby", 5, kW, 0, 0, 0, IncrBy, "Adds a delta to one counter of an id; returns the new value.", "counters"},
-    {"counter.set", 5, kW, 0, 0, 0, Set, "Sets one counter of an id.", "counters"},
-    {"counter.get", -3, kR, 0, 0, 0, Get, "Returns all (or the listed) counters of an id.", "counters"},
+    {"counter.incrby", 5, kW, 2, 2, 1, IncrBy, "Adds a delta to one counter of an id; returns the new value.", "counters", {}, {kIdRW}},
+    {"counter.set", 5, kW, 2, 2, 1, Set, "Sets one counter of an id.", "counters", {}, {kIdRW}},
+    {"counter.get", -3, kR, 2, 2, 1, Get, "Returns all (or the listed) counters of an id.", "counters", {}, {kIdRO}},
+    // Its ids end at an optional FIELDS keyword, which a key range cannot say: it
+    // needs a key finder (movablekeys) before it can declare them.
     {"counter.mget", -3, kReadOnly, 0, 0, 0, MGet, "Returns the counters of several ids.", "counters"},
-    {"counter.del", 3, kWrite | kFast, 0, 0, 0, Del, "Deletes all counters of an id.", "counters"},
+    {"counter.del", 3, kWrite | kFast, 2, 2, 1, Del, "Deletes all counters of an id.", "counters", {}, {kIdRM}},
     {"counter.info", 2, kReadOnly, 0, 0, 0, InfoCmd, "Returns the tables, dictionaries and probe statistics of a counter space.", "counters"},
 };
 

@@ -136,11 +136,11 @@ void FlushAll(CommandContext& ctx) {
 
 void SwapDb(CommandContext& ctx) {
   int64_t a, b;
-  if (!ParseInt64(ctx.arg(1), &a)) {
+  if (!ParseCanonicalInt64(ctx.arg(1), &a)) {
     ctx.Error("ERR invalid first DB index");
     return;
   }
-  if (!ParseInt64(ctx.arg(2), &b)) {
+  if (!ParseCanonicalInt64(ctx.arg(2), &b)) {
     ctx.Error("ERR invalid second DB index");
     return;
   }

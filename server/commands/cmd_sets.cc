@@ -209,7 +209,7 @@ void PropagatePopped(CommandContext& ctx, const std::vector<std::string>& popped
 void SPop(CommandContext& ctx) {
   if (ctx.argc() > 3) return ctx.SyntaxError();
   int64_t count = 1;
-  if (ctx.argc() == 3 && (!ParseInt64(ctx.arg(2), &count) || count < 0)) {
+  if (ctx.argc() == 3 && (!ParseCanonicalInt64(ctx.arg(2), &count) || count < 0)) {
     return ctx.Error(kNotPositive);
   }
   Entry* e;
@@ -359,7 +359,7 @@ void SDiffStore(CommandContext& ctx) {
 // Returns false after replying an error. Shared with cmd_longset.cc.
 bool ParseInterCardArgs(CommandContext& ctx, size_t* numkeys, size_t* limit) {
   int64_t n;
-  if (!ParseInt64(ctx.arg(1), &n) || n <= 0) {
+  if (!ParseCanonicalInt64(ctx.arg(1), &n) || n <= 0) {
     ctx.Error("ERR numkeys should be greater than 0");
     return false;
   }
@@ -375,7 +375,7 @@ bool ParseInterCardArgs(CommandContext& ctx, size_t* numkeys, size_t* limit) {
       return false;
     }
     int64_t l;
-    if (!ParseInt64(ctx.arg(i + 1), &l) || l < 0) {
+    if (!ParseCanonicalInt64(ctx.arg(i + 1), &l) || l < 0) {
       ctx.Error("ERR LIMIT can't be negative");
       return false;
     }

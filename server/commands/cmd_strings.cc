@@ -119,7 +119,7 @@ bool ParseStringOptions(CommandContext& ctx, size_t i, bool for_set, StringOptio
 // addition of the current time.
 bool AbsoluteExpire(CommandContext& ctx, const StringOptions& o, int64_t now, int64_t* when) {
   int64_t v;
-  if (!ParseInt64(o.expire, &v)) {
+  if (!ParseCanonicalInt64(o.expire, &v)) {
     ctx.Error(protocol::err::kNotInteger);
     return false;
   }

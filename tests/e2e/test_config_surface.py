@@ -146,3 +146,14 @@ def test_client_kill_user(raw):
     assert victim.cmd("PING") == "PONG"
     assert c.cmd("CLIENT", "KILL", "USER", "default", "SKIPME", "yes") >= 1
     assert victim.closed_by_server(timeout=5)
+
+
+def test_config_set_save_is_validated_as_redis(raw):
+    c = raw()
+    for bad in ("abc", "10", "10 -1", "0 1", "10 x", "  "):
+        reply = c.cmd("CONFIG", "SET", "save", bad)
+        assert isinstance(reply, RespError) and "Invalid save parameters" in str(reply), (bad, reply)
+    assert c.cmd("CONFIG", "SET", "save", "3600 1 300 100") == "OK"
+    assert c.cmd("CONFIG", "GET", "save") == [b"save", b"3600 1 300 100"]
+    assert c.cmd("CONFIG", "SET", "save", "") == "OK"
+    assert c.cmd("CONFIG", "GET", "save") == [b"save", b""]

@@ -243,3 +243,25 @@ def test_a_default_space_costs_what_its_keys_cost_at_every_size(tmp_path):
     finally:
         srv.stop()
         kill_all()
+
+
+def test_a_counter_command_routes_by_its_id_but_is_not_a_keyspace_key(server, raw):
+    c = raw()
+    assert c.cmd("COUNTER.CREATE", "likes", "likes:32") in (b"OK", "OK")
+    # The id is the routing key a cluster-aware client hashes.
+    assert c.cmd("COMMAND", "GETKEYS", "COUNTER.INCRBY", "likes", "42", "likes", "1") == [b"42"]
+    assert c.cmd("COMMAND", "GETKEYS", "COUNTER.GET", "likes", "42") == [b"42"]
+    info = c.cmd("COMMAND", "INFO", "COUNTER.INCRBY")[0]
+    assert info[3:6] == [2, 2, 1]
+    spec = [x.decode() if isinstance(x, bytes) else x for x in info[8][0]]
+    flags = [f.decode() if isinstance(f, bytes) else f for f in spec[spec.index("flags") + 1]]
+    assert "not_key" in flags and "RW" in flags
+    # ... but it is not a key: a WATCH on a key named like the id stays clean.
+    r = server.client()
+    w = server.client()
+    p = w.pipeline()
+    p.watch("42")
+    r.execute_command("COUNTER.INCRBY", "likes", 42, "likes", 1)
+    p.multi()
+    p.set("42", "x")
+    assert p.execute() == [True]
