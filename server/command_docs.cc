@@ -14,11 +14,14 @@ namespace {
 // "CONFIG" for a command, "CONFIG GET" for a subcommand.
 std::string Row(const CommandSpec& s) {
   std::string flags;
-  for (auto f : FlagNames(s.flags)) flags += (flags.empty() ? "" : " ") + std::string(f);
+  for (auto f : FlagNames(DisplayFlags(s))) flags += (flags.empty() ? "" : " ") + std::string(f);
   std::string name(s.name);
   for (char& c : name) c = c == '|' ? ' ' : static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
   return fmt::format("| {} | {} | {} | {} | {} |\n", name, s.arity, flags,
                      (s.flags & kKeyNum) ? fmt::format("numkeys at {}", s.first_key)
+                     : !s.keys_end_before.empty()
+                         ? fmt::format("{},{},{} until {}", s.first_key, s.last_key, s.key_step,
+                                       LowerAscii(s.keys_end_before))
                      : s.first_key > 0   ? fmt::format("{},{},{}", s.first_key, s.last_key, s.key_step)
                                          : std::string("-"),
                      s.summary);
@@ -41,8 +44,9 @@ std::string CommandsMarkdown(const CommandTable& table) {
       "cluster-aware client routes each command by them. A COUNTER.* command's key is its id\n"
       "(argument 2), flagged `not_key` in its key spec: routed like a key, never a keyspace key\n"
       "(WATCH does not see it). Commands about a whole counter space (CREATE, DROP, INFO,\n"
-      "SPACES) have none: spaces exist on every node. COUNTER.MGET declares none yet: its ids end\n"
-      "at an optional FIELDS keyword, which needs a key finder (movablekeys).\n";
+      "SPACES) have none: spaces exist on every node. COUNTER.MGET's ids run up to an optional\n"
+      "FIELDS keyword (\"until fields\"): COMMAND INFO marks it movablekeys, and clients ask\n"
+      "COMMAND GETKEYS.\n";
   for (const auto& [group, specs] : by_group) {
     out += fmt::format("\n## {}\n\n| command | arity | flags | keys | summary |\n|---|---|---|---|---|\n",
                        group);

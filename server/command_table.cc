@@ -167,9 +167,16 @@ std::vector<int> CommandTable::KeyPositions(const CommandSpec& spec,
   }
   int last = spec.last_key >= 0 ? spec.last_key : argc + spec.last_key;
   for (int i = spec.first_key; i <= last && i < argc; i += spec.key_step) {
+    if (!spec.keys_end_before.empty() && LowerAscii(argv[static_cast<size_t>(i)]) == spec.keys_end_before) {
+      break;
+    }
     keys.push_back(i);
   }
   return keys;
+}
+
+uint32_t DisplayFlags(const CommandSpec& spec) {
+  return spec.flags | (spec.keys_end_before.empty() ? 0u : static_cast<uint32_t>(kKeyNum));
 }
 
 std::vector<std::string_view> FlagNames(uint32_t f) {

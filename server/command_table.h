@@ -132,6 +132,11 @@ struct CommandSpec {
   // table builds a row for each (sub_rows); everything else reads those.
   std::span<const SubcommandSpec> subcommands = {};
   KeyFlags key_flags = {};
+  // Non-empty (lower case): the key range ends before the first argument equal to this
+  // keyword (case-insensitive), as COUNTER.MGET's ids end at FIELDS. Such a
+  // row is "movablekeys" in COMMAND INFO (clients ask COMMAND GETKEYS), and
+  // its legacy triple names the first key only.
+  std::string_view keys_end_before = {};
 
   // Filled in by CommandTable (zero in a family's declaration).
   const CommandSpec* parent = nullptr;  // the container, for a subcommand row
@@ -145,6 +150,10 @@ struct CommandSpec {
   // The container of a subcommand row, or the row itself.
   const CommandSpec& container() const { return parent != nullptr ? *parent : *this; }
 };
+
+// The flags COMMAND INFO shows for a row: its own, plus movablekeys when its
+// keys cannot be told from positions alone.
+uint32_t DisplayFlags(const CommandSpec& spec);
 
 class CommandTable {
  public:

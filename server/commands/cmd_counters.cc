@@ -295,9 +295,8 @@ const CommandSpec kCommands[] = {
     {"counter.incrby", 5, kW, 2, 2, 1, IncrBy, "Adds a delta to one counter of an id; returns the new value.", "counters", {}, {kIdRW}},
     {"counter.set", 5, kW, 2, 2, 1, Set, "Sets one counter of an id.", "counters", {}, {kIdRW}},
     {"counter.get", -3, kR, 2, 2, 1, Get, "Returns all (or the listed) counters of an id.", "counters", {}, {kIdRO}},
-    // Its ids end at an optional FIELDS keyword, which a key range cannot say: it
-    // needs a key finder (movablekeys) before it can declare them.
-    {"counter.mget", -3, kReadOnly, 0, 0, 0, MGet, "Returns the counters of several ids.", "counters"},
+    // Its ids run up to the optional FIELDS keyword (ids are integers, never "fields").
+    {"counter.mget", -3, kReadOnly, 2, -1, 1, MGet, "Returns the counters of several ids.", "counters", {}, {kIdRO}, "fields"},
     {"counter.del", 3, kWrite | kFast, 2, 2, 1, Del, "Deletes all counters of an id.", "counters", {}, {kIdRM}},
     {"counter.info", 2, kReadOnly, 0, 0, 0, InfoCmd, "Returns the tables, dictionaries and probe statistics of a counter space.", "counters"},
 };

@@ -16,13 +16,15 @@ void WriteInfo(CommandContext& ctx, const CommandSpec& s) {
   r.ArrayHeader(10);
   r.Bulk(s.name);
   r.Integer(s.arity);
-  auto flags = FlagNames(s.flags);
+  auto flags = FlagNames(DisplayFlags(s));
   r.SetHeader(flags.size());
   for (auto f : flags) r.Simple(f);
   // Redis's legacy triple is 0,0,0 for keys given by count; the key spec says where.
+  // A range that ends at a keyword names its first key only (as SORT's 1,1,1).
   const bool keynum = (s.flags & kKeyNum) != 0;
+  const bool until_keyword = !s.keys_end_before.empty();
   r.Integer(keynum ? 0 : s.first_key);
-  r.Integer(keynum ? 0 : s.last_key);
+  r.Integer(keynum ? 0 : until_keyword ? s.first_key : s.last_key);
   r.Integer(keynum ? 0 : s.key_step);
   auto categories = AclCategories(s);
   r.SetHeader(categories.size());
@@ -47,7 +49,11 @@ void WriteInfo(CommandContext& ctx, const CommandSpec& s) {
     r.Bulk("find_keys");
     r.MapHeader(2);
     r.Bulk("type");
-    if (keynum) {
+    if (until_keyword) {
+      r.Bulk("unknown");  // Redis's shape for keys only a key finder knows
+      r.Bulk("spec");
+      r.MapHeader(0);
+    } else if (keynum) {
       r.Bulk("keynum");
       r.Bulk("spec");
       r.MapHeader(3);

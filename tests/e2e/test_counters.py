@@ -256,6 +256,12 @@ def test_a_counter_command_routes_by_its_id_but_is_not_a_keyspace_key(server, ra
     spec = [x.decode() if isinstance(x, bytes) else x for x in info[8][0]]
     flags = [f.decode() if isinstance(f, bytes) else f for f in spec[spec.index("flags") + 1]]
     assert "not_key" in flags and "RW" in flags
+    # COUNTER.MGET's ids run up to FIELDS: movablekeys, and GETKEYS knows where they end.
+    assert c.cmd("COMMAND", "GETKEYS", "COUNTER.MGET", "likes", "1", "2", "fields", "likes") == [b"1", b"2"]
+    assert c.cmd("COMMAND", "GETKEYS", "COUNTER.MGET", "likes", "7", "8") == [b"7", b"8"]
+    mget = c.cmd("COMMAND", "INFO", "COUNTER.MGET")[0]
+    assert b"movablekeys" in mget[2] or "movablekeys" in mget[2]
+    assert mget[3:6] == [2, 2, 1]
     # ... but it is not a key: a WATCH on a key named like the id stays clean.
     r = server.client()
     w = server.client()
