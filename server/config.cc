@@ -96,29 +96,35 @@ std::function<Status(std::string_view)> BaseNameCheck(const char* empty_error, c
   };
 }
 
-// Redis's save rule: "" (no save points) or pairs of <seconds> <changes>,
-// seconds at least 1, changes at least 0, each a whole integer (strtoll's).
-Status SaveParamsCheck(std::string_view v) {
-  if (v.empty()) return Status::OK();
-  size_t count = 0;
-  bool ok = true;
-  size_t i = 0;
-  while (i < v.size()) {
-    while (i < v.size() && v[i] == ' ') i++;
-    size_t j = i;
-    while (j < v.size() && v[j] != ' ') j++;
-    if (j == i) break;
-    std::string_view word = v.substr(i, j - i);
-    if (word[0] == '+') word.remove_prefix(1);
-    int64_t n = 0;
-    auto [p, ec] = std::from_chars(word.data(), word.data() + word.size(), n);
-    ok = ok && !word.empty() && ec == std::errc() && p == word.data() + word.size() &&
-         n >= (count % 2 == 0 ? 1 : 0);
-    count++;
-    i = j;
+// Redis's save rule: "" (no save points) or pairs of <seconds> <changes>
+// split on single spaces, each read by strtoll to its end (so an empty word
+// is 0), seconds at least 1, changes at least 0.
+Status ParseSavePoints(std::string_view v, std::vector<std::pair<int64_t, int64_t>>* out) {
+  std::vector<int64_t> nums;
+  for (size_t i = 0; !v.empty() && i <= v.size();) {
+    size_t j = std::min(v.find(' ', i), v.size());
+    std::string word(v.substr(i, j - i));
+    char* end = nullptr;
+    const long long n = std::strtoll(word.c_str(), &end, 10);
+    if (*end != '\0' || n < (nums.size() % 2 == 0 ? 1 : 0)) {
+      return Status::InvalidArgument("Invalid save parameters");
+    }
+    nums.push_back(n);
+    i = j + 1;
   }
-  if (!ok || count == 0 || count % 2 != 0) return Status::InvalidArgument("Invalid save parameters");
+  if (nums.size() % 2 != 0) return Status::InvalidArgument("Invalid save parameters");
+  out->clear();
+  for (size_t k = 0; k < nums.size(); k += 2) out->emplace_back(nums[k], nums[k + 1]);
   return Status::OK();
+}
+
+// As Redis shows it: "3600 1 300 100".
+std::string FormatSavePoints(const std::vector<std::pair<int64_t, int64_t>>& points) {
+  std::string out;
+  for (const auto& [secs, changes] : points) {
+    out += fmt::format("{}{} {}", out.empty() ? "" : " ", secs, changes);
+  }
+  return out;
 }
 
 }  // namespace
@@ -376,7 +382,8 @@ Config::Config() {
   Memory("aof-segment-size", &ServerConfig::aof_segment_size, true);
   Int("aof-retain-segments", &ServerConfig::aof_retain_segments, 0, 1000000, true);
   Bool("aof-load-truncated", &ServerConfig::aof_load_truncated, true);
-  Str("save", &ServerConfig::save, true, SaveParamsCheck);
+  Add("save", {[](ServerConfig& c, std::string_view v) { return ParseSavePoints(v, &c.save_points); },
+               [](const ServerConfig& c) { return FormatSavePoints(c.save_points); }, true, {}});
   Str("dbfilename", &ServerConfig::dbfilename, true, BaseNameCheck(nullptr, protocol::err::kDbfilenamePath));
   Bool("rdbcompression", &ServerConfig::rdbcompression, true);
   Bool("rdbchecksum", &ServerConfig::rdbchecksum, false);
@@ -443,6 +450,21 @@ std::vector<std::pair<std::string, std::string>> Config::Get(std::string_view pa
 
 bool Config::Exists(std::string_view name) const { return Resolve(LowerAscii(name)) != nullptr; }
 
+Status Config::SetAtStartup(std::string_view name, std::string_view value) {
+  // As Redis reads its config (file, then command line): the first `save`
+  // replaces the default points, later ones add theirs; `save ""` clears.
+  const bool save = LowerAscii(name) == "save";
+  if (save && save_loaded_ && !value.empty()) {
+    std::vector<std::pair<int64_t, int64_t>> more;
+    Status s = ParseSavePoints(value, &more);
+    if (!s.ok()) return s;
+    values_.save_points.insert(values_.save_points.end(), more.begin(), more.end());
+    return Status::OK();
+  }
+  if (save) save_loaded_ = true;
+  return Set(name, value, false);
+}
+
 Status Config::LoadFile(const std::string& path) {
   std::ifstream in(path);
   if (!in) return Status::IOError(fmt::format("can't open config file '{}'", path));
@@ -458,7 +480,7 @@ Status Config::LoadFile(const std::string& path) {
     if (argv.empty() || argv[0][0] == '#') continue;
     std::string value;
     for (size_t i = 1; i < argv.size(); i++) value += (i > 1 ? " " : "") + argv[i];
-    Status s = Set(argv[0], value, false);
+    Status s = SetAtStartup(argv[0], value);
     if (!s.ok()) {
       return Status::InvalidArgument(fmt::format("{}:{}: {}", path, lineno, s.message()));
     }
@@ -477,7 +499,7 @@ Status Config::ApplyArgs(const std::vector<std::string>& args) {
     for (; j < args.size() && args[j].rfind("--", 0) != 0; j++) {
       value += (j > i + 1 ? " " : "") + args[j];
     }
-    Status s = Set(name, value, false);
+    Status s = SetAtStartup(name, value);
     if (!s.ok()) return s;
     i = j;
   }

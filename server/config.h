@@ -15,6 +15,7 @@
 #include <map>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "server/glob.h"  // GlobMatch, which CONFIG GET and its callers use
@@ -86,7 +87,9 @@ struct ServerConfig {
   int64_t aof_segment_size = 64ll * 1024 * 1024;
   int64_t aof_retain_segments = 4;
   bool aof_load_truncated = true;
-  std::string save = "3600 1 300 100 60 10000";
+  // `save`: snapshot after `seconds` if at least `changes` writes happened;
+  // parsed once, when set.
+  std::vector<std::pair<int64_t, int64_t>> save_points = {{3600, 1}, {300, 100}, {60, 10000}};
   std::string dbfilename = "dump.rdb";
   bool rdbcompression = true;
   bool rdbchecksum = true;
@@ -152,6 +155,8 @@ class Config {
     bool hidden = false;
   };
   void Add(const std::string& name, Entry e);
+  // Set from the config file or the command line (see save's rule there).
+  Status SetAtStartup(std::string_view name, std::string_view value);
   // `alias` (an old name: slaveof, slave-*, *-ziplist-*) reads and writes
   // `name`; CONFIG GET * lists both, as Redis 7.0.
   void AddAlias(const std::string& alias, const std::string& name);
@@ -171,6 +176,7 @@ class Config {
   void Double(const std::string& name, double ServerConfig::*field, double min, double max, bool mut);
 
   ServerConfig values_;
+  bool save_loaded_ = false;  // a `save` was read at start-up: later ones add points
   std::map<std::string, Entry> entries_;  // sorted: CONFIG GET output is stable
   std::map<std::string, std::string> aliases_;  // alias -> name in entries_
   std::string file_;

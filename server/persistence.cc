@@ -33,23 +33,6 @@ std::string Persistence::rdb_path() const {
 
 std::string Persistence::aof_dir() const { return aof_dir_; }
 
-std::vector<std::pair<int64_t, int64_t>> Persistence::save_points() const {
-  // "3600 1 300 100" -> {(3600,1), (300,100)}.
-  const std::string& spec = server_.cfg().save;
-  std::vector<std::pair<int64_t, int64_t>> out;
-  std::vector<int64_t> nums;
-  size_t i = 0;
-  while (i < spec.size()) {
-    while (i < spec.size() && spec[i] == ' ') i++;
-    size_t j = i;
-    while (j < spec.size() && spec[j] != ' ') j++;
-    if (j > i) nums.push_back(std::atoll(spec.substr(i, j - i).c_str()));
-    i = j;
-  }
-  for (size_t k = 0; k + 1 < nums.size(); k += 2) out.emplace_back(nums[k], nums[k + 1]);
-  return out;
-}
-
 aof::FsyncPolicy Persistence::fsync_policy() const {
   aof::FsyncPolicy p = aof::FsyncPolicy::kEverySec;
   aof::ParseFsyncPolicy(server_.cfg().appendfsync, &p);
@@ -122,7 +105,7 @@ void Persistence::Cron(int64_t now_ms) {
   }
   // Save points; after a failure, retry no sooner than 5 s (as Redis).
   uint64_t dirty = server_.stats().dirty;
-  for (const auto& [secs, changes] : save_points()) {
+  for (const auto& [secs, changes] : server_.cfg().save_points) {
     if (dirty >= static_cast<uint64_t>(changes) && now_ms - last_save_ms_ > secs * 1000 &&
         (last_bgsave_ok_ || now_ms - last_bgsave_try_ms_ > 5000)) {
       server_.Log(2, fmt::format("{} changes in {} seconds. Saving...", changes, secs));
@@ -170,7 +153,7 @@ void Persistence::UpdateWriteError() {
   if (!aof_error_.empty()) {
     msg = "MISCONF Errors writing to the AOF file: " + aof_error_;
   } else if (!last_bgsave_ok_ && server_.cfg().stop_writes_on_bgsave_error &&
-             !save_points().empty()) {
+             !server_.cfg().save_points.empty()) {
     msg = "MISCONF Errors writing the snapshot to disk";
   }
   server_.set_write_error(msg);
@@ -188,7 +171,7 @@ Status Persistence::Shutdown(const ShutdownOptions& o) {
     server_.set_fork_child_active(false);
   }
   const bool save = o.save == ShutdownOptions::Save::kSave ||
-                    (o.save == ShutdownOptions::Save::kDefault && !save_points().empty());
+                    (o.save == ShutdownOptions::Save::kDefault && !server_.cfg().save_points.empty());
   if (save) {
     server_.Log(3, "Saving the final RDB snapshot before exiting.");
     Status s = Save();

@@ -71,7 +71,6 @@ class Persistence {
   };
 
   std::string rdb_path() const;
-  std::vector<std::pair<int64_t, int64_t>> save_points() const;
   aof::FsyncPolicy fsync_policy() const;
   std::string aof_dir() const;
   void RemoveTemporaryFiles();

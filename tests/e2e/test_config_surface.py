@@ -150,10 +150,20 @@ def test_client_kill_user(raw):
 
 def test_config_set_save_is_validated_as_redis(raw):
     c = raw()
-    for bad in ("abc", "10", "10 -1", "0 1", "10 x", "  "):
+    for bad in ("abc", "10", "10 -1", "0 1", "10 x", "  ", "10  5", " 10 5", "10 0x5"):
         reply = c.cmd("CONFIG", "SET", "save", bad)
         assert isinstance(reply, RespError) and "Invalid save parameters" in str(reply), (bad, reply)
     assert c.cmd("CONFIG", "SET", "save", "3600 1 300 100") == "OK"
     assert c.cmd("CONFIG", "GET", "save") == [b"save", b"3600 1 300 100"]
+    # Parsed when set, shown as numbers.
+    assert c.cmd("CONFIG", "SET", "save", "+10 007 20 ") == "OK"  # an empty word is 0
+    assert c.cmd("CONFIG", "GET", "save") == [b"save", b"10 7 20 0"]
     assert c.cmd("CONFIG", "SET", "save", "") == "OK"
     assert c.cmd("CONFIG", "GET", "save") == [b"save", b""]
+
+
+def test_save_lines_at_start_up_add_points_as_redis(start_server):
+    # The fixture passes --save "" first; each later --save adds its points.
+    srv = start_server("--save", "900", "1", "--save", "300", "10", name="saves")
+    c = srv.raw()
+    assert c.cmd("CONFIG", "GET", "save") == [b"save", b"900 1 300 10"]
