@@ -167,7 +167,7 @@ std::vector<int> CommandTable::KeyPositions(const CommandSpec& spec,
   }
   int last = spec.last_key >= 0 ? spec.last_key : argc + spec.last_key;
   for (int i = spec.first_key; i <= last && i < argc; i += spec.key_step) {
-    if (!spec.keys_end_before.empty() && LowerAscii(argv[static_cast<size_t>(i)]) == spec.keys_end_before) {
+    if (!spec.keys_end_before.empty() && EqualsLower(argv[static_cast<size_t>(i)], spec.keys_end_before)) {
       break;
     }
     keys.push_back(i);

@@ -29,6 +29,17 @@ PolicyOf ParsePolicy(std::string_view name) {
   return {Policy::kNoEviction, false};
 }
 
+// A candidate's score under `policy` (higher: a better victim). The policy
+// is parsed once per round, not per sampled key.
+uint64_t Score(Policy policy, const Database& d, const Entry* e) {
+  switch (policy) {
+    case Policy::kLru: return d.IdleMs(e);
+    case Policy::kLfu: return 255 - std::min<uint32_t>(255, d.Frequency(e));
+    case Policy::kTtl: return std::numeric_limits<uint64_t>::max() - static_cast<uint64_t>(e->expire_ms());
+    default: return 0;
+  }
+}
+
 }  // namespace
 
 bool Evictor::OverLimit(size_t* to_free) const {
@@ -54,15 +65,6 @@ uint64_t Evictor::TimeLimitUs() const {
   return std::numeric_limits<uint64_t>::max();
 }
 
-uint64_t Evictor::Score(int db, const Entry* e) const {
-  const Database& d = server_.db(db);
-  switch (ParsePolicy(server_.cfg().maxmemory_policy).kind) {
-    case Policy::kLru: return d.IdleMs(e);
-    case Policy::kLfu: return 255 - std::min<uint32_t>(255, d.Frequency(e));
-    case Policy::kTtl: return std::numeric_limits<uint64_t>::max() - static_cast<uint64_t>(e->expire_ms());
-    default: return 0;
-  }
-}
 
 void Evictor::Gather(int i, size_t count, bool volatile_only) {
   Database& d = server_.db(i);
@@ -122,7 +124,7 @@ bool Evictor::PickVictim(int* db, std::string* key) {
       if (pool == 0) continue;
       candidates += pool;
       Gather(i, samples, policy.volatile_only);
-      for (const Entry* e : sample_) pool_.Offer(Score(i, e), i, e->key());
+      for (const Entry* e : sample_) pool_.Offer(Score(policy.kind, d, e), i, e->key());
     }
     if (candidates == 0) return false;
     while (pool_.PopBest(db, key)) {

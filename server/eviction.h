@@ -66,7 +66,6 @@ class Evictor {
   // Fills sample_ with up to `count` candidates of database i: a random
   // sample, or where that finds none, the next stretch of a scan.
   void Gather(int i, size_t count, bool volatile_only);
-  uint64_t Score(int db, const Entry* e) const;
   // The time box of one Perform, from maxmemory-eviction-tenacity.
   uint64_t TimeLimitUs() const;
   void StartBackground();
