@@ -36,6 +36,11 @@ inline constexpr char kMisconf[] =
     "disk recovers. Check the server log for details.";
 inline constexpr char kReadOnlyReplica[] = "READONLY You can't write against a read only replica.";
 inline constexpr char kLoading[] = "LOADING Redis is loading the dataset in memory";
+inline constexpr char kNoReplicas[] = "NOREPLICAS Not enough good replicas to write.";
+inline constexpr char kMasterDown[] =
+    "MASTERDOWN Link with MASTER is down and replica-serve-stale-data is set to 'no'.";
+inline constexpr char kNoMasterLink[] = "NOMASTERLINK Can't SYNC while not connected with my master";
+inline constexpr char kWaitFromReplica[] = "ERR WAIT cannot be used with replica instances. Please also note that since Redis 4.0 if a replica is configured to be writable (which is not the default) writes to replicas are just local and are not propagated.";
 inline constexpr char kOom[] = "OOM command not allowed when used memory > 'maxmemory'.";
 inline constexpr char kMaxClients[] = "ERR max number of clients reached";
 inline constexpr char kClusterDisabled[] = "ERR This instance has cluster support disabled";

@@ -42,6 +42,9 @@ struct Client {
   bool close_after_reply = false;
   bool no_evict = false;
   bool monitor = false;
+  // A replica fed by a ReplicaSender: it owns what is written to the socket,
+  // so replies to this connection's commands (REPLCONF ACK) are dropped.
+  bool replica = false;
   const CommandSpec* last_command = nullptr;  // CLIENT LIST cmd=: a table row
   // Journal offset just past the last records this client's commands logged:
   // what WAIT and WAITAOF wait for (Redis's c->woff).

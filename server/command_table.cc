@@ -60,6 +60,7 @@ CommandTable::CommandTable() {
       ExpireCommands(),
       StringCommands(),     TransactionCommands(), SetCommands(),      LongSetCommands(),
       CounterCommands(),    PersistenceCommands(), ClusterCommands(),
+      ReplicationCommands(),
   };
   size_t total = 0;
   for (auto family : families) {

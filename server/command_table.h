@@ -212,6 +212,7 @@ std::span<const CommandSpec> LongSetCommands();
 std::span<const CommandSpec> CounterCommands();
 std::span<const CommandSpec> PersistenceCommands();
 std::span<const CommandSpec> ClusterCommands();
+std::span<const CommandSpec> ReplicationCommands();
 
 // Names of the flags set in `flags`, for COMMAND INFO.
 std::vector<std::string_view> FlagNames(uint32_t flags);

@@ -390,6 +390,16 @@ Config::Config() {
   Bool("stop-writes-on-bgsave-error", &ServerConfig::stop_writes_on_bgsave_error, true);
   Str("replicaof", &ServerConfig::replicaof, false);
   Bool("replica-read-only", &ServerConfig::replica_read_only, true);
+  Str("masteruser", &ServerConfig::masteruser, true);
+  Str("masterauth", &ServerConfig::masterauth, true);
+  Int("repl-timeout", &ServerConfig::repl_timeout, 1, INT32_MAX, true);
+  Int("repl-ping-replica-period", &ServerConfig::repl_ping_replica_period, 1, INT32_MAX, true);
+  Int("min-replicas-to-write", &ServerConfig::min_replicas_to_write, 0, INT32_MAX, true);
+  Int("min-replicas-max-lag", &ServerConfig::min_replicas_max_lag, 0, INT32_MAX, true);
+  Bool("replica-serve-stale-data", &ServerConfig::replica_serve_stale_data, true);
+  Int("repl-retain-max-age", &ServerConfig::repl_retain_max_age, 0, INT64_MAX, true);
+  Memory("repl-retain-max-bytes", &ServerConfig::repl_retain_max_bytes, true);
+  Int("repl-retain-min-free-disk", &ServerConfig::repl_retain_min_free_disk, 0, 100, true);
   Double("longset-max-fill", &ServerConfig::longset_max_fill, LongSetOptions::kMinMaxFill,
          LongSetOptions::kMaxMaxFill, true);
   Double("longset-growth-factor", &ServerConfig::longset_growth_factor, LongSetOptions::kMinGrowth,
@@ -405,6 +415,10 @@ Config::Config() {
   for (const char* name : {"dir", "dbfilename"}) entries_.at(name).protected_config = true;
   AddAlias("slaveof", "replicaof");
   AddAlias("slave-read-only", "replica-read-only");
+  AddAlias("repl-ping-slave-period", "repl-ping-replica-period");
+  AddAlias("min-slaves-to-write", "min-replicas-to-write");
+  AddAlias("min-slaves-max-lag", "min-replicas-max-lag");
+  AddAlias("slave-serve-stale-data", "replica-serve-stale-data");
   AddCompatSettings();
 }
 

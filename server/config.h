@@ -94,9 +94,21 @@ struct ServerConfig {
   bool rdbcompression = true;
   bool rdbchecksum = true;
   bool stop_writes_on_bgsave_error = true;
-  // Replication (names reserved for the replication issue)
-  std::string replicaof;
+  // Replication (docs/replication.md)
+  std::string replicaof;  // "host port", empty: a master
   bool replica_read_only = true;
+  std::string masteruser, masterauth;
+  int64_t repl_timeout = 60;
+  int64_t repl_ping_replica_period = 10;
+  int64_t min_replicas_to_write = 0;
+  int64_t min_replicas_max_lag = 10;
+  bool replica_serve_stale_data = true;
+  // Segments are kept for known replicas (docs/replication.md): a disconnected
+  // one for this many seconds; the retained log is capped at this many bytes
+  // (0: no cap) and by this much free disk (percent).
+  int64_t repl_retain_max_age = 7 * 24 * 3600;
+  int64_t repl_retain_max_bytes = 0;
+  int64_t repl_retain_min_free_disk = 5;
   // longset
   double longset_max_fill = 0.9;
   double longset_growth_factor = 1.3;

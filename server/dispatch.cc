@@ -11,6 +11,7 @@
 #include "server/monotonic_clock.h"
 #include "server/network.h"
 #include "server/server.h"
+#include "server/replication/replication.h"
 #include "storage/database.h"
 
 namespace feedkv::server {
@@ -214,6 +215,24 @@ void Server::Execute(Client& c, std::span<const std::string_view> args) {
     reject(protocol::err::kOom);
     return;
   }
+  // Replication's gates, in Redis's order (server/replication/replication.h).
+  if (replication_ != nullptr && (spec->flags & kWrite)) {
+    if (replica_mode_) {
+      st.rejected_calls++;
+      reject(protocol::err::kReadOnlyReplica);
+      return;
+    }
+    if (cfg().min_replicas_to_write > 0 && !replication_->EnoughGoodReplicas()) {
+      st.rejected_calls++;
+      reject(protocol::err::kNoReplicas);
+      return;
+    }
+  }
+  if (replica_mode_ && !(spec->flags & kStale) && !replication_->ServesStaleData()) {
+    st.rejected_calls++;
+    reject(protocol::err::kMasterDown);
+    return;
+  }
   if (loading_ && !(spec->flags & kLoading)) {
     st.rejected_calls++;
     reject(protocol::err::kLoading);
@@ -257,6 +276,8 @@ void Server::UnpauseClients() {
 }
 
 bool Server::OomAllows(const Client& c, const CommandSpec& spec) {
+  // replica-ignore-maxmemory yes: a replica holds what its master holds.
+  if (replica_mode_) return true;
   // As Redis's processCommand: evict before every command; when memory stays
   // over the limit, refuse deny-oom commands, an EXEC whose queue holds one,
   // and anything but EXEC/DISCARD/QUIT/RESET inside MULTI (queueing grows).

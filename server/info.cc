@@ -121,7 +121,7 @@ void Stats(Server& s, std::string* o) {
       "total_connections_received:{}\r\ntotal_commands_processed:{}\r\n"
       "instantaneous_ops_per_sec:{}\r\ntotal_net_input_bytes:{}\r\ntotal_net_output_bytes:{}\r\n"
       "instantaneous_input_kbps:0.00\r\ninstantaneous_output_kbps:0.00\r\n"
-      "rejected_connections:{}\r\nsync_full:0\r\nsync_partial_ok:0\r\nsync_partial_err:0\r\n"
+      "rejected_connections:{}\r\nsync_full:{}\r\nsync_partial_ok:{}\r\nsync_partial_err:{}\r\n"
       "expired_keys:{}\r\nexpired_stale_perc:0.00\r\nexpired_time_cap_reached_count:0\r\n"
       "evicted_keys:{}\r\nevicted_clients:0\r\ntotal_eviction_exceeded_time:{}\r\n"
       "current_eviction_exceeded_time:{}\r\nkeyspace_hits:{}\r\nkeyspace_misses:{}\r\npubsub_channels:0\r\n"
@@ -131,11 +131,14 @@ void Stats(Server& s, std::string* o) {
       "client_output_buffer_limit_disconnections:{}\r\n",
       st.total_connections_received, st.total_commands_processed,
       static_cast<int64_t>(st.instantaneous_ops_per_sec), st.net_input_bytes, st.net_output_bytes,
-      st.rejected_connections, st.expired_keys, s.evictor().evicted_keys(),
+      st.rejected_connections, st.sync_full, st.sync_partial_ok, st.sync_partial_err,
+      st.expired_keys, s.evictor().evicted_keys(),
       s.evictor().total_exceeded_ms(), s.evictor().current_exceeded_ms(), st.keyspace_hits,
       st.keyspace_misses,
       st.latest_fork_usec, st.total_forks, st.total_error_replies, st.unexpected_error_replies,
       st.client_query_buffer_limit_disconnections, st.client_output_buffer_limit_disconnections);
+  *o += fmt::format("repl_timeout_disconnects:{}\r\nrepl_retention_forced_drops:{}\r\n",
+                    st.repl_timeout_disconnects, st.repl_retention_forced_drops);
 }
 
 void Replication(Server& s, std::string* o) {

@@ -38,6 +38,9 @@ class LogApplier {
     bool count_stats = false;
     // Names the source in log lines ("AOF", "master").
     std::string source = "AOF";
+    // A failed command stops applying (Aborted) instead of being logged and
+    // skipped: a replica never skips silently.
+    bool stop_on_error = false;
   };
 
   LogApplier(Server& server, Options options);
@@ -47,6 +50,10 @@ class LogApplier {
   // `group_begin`.
   Status ApplyGroup(std::span<const aof::Record> records, std::string_view file,
                     uint64_t group_begin);
+
+  // The database the log has selected (SELECT carries over between groups).
+  int db() const { return decoder_.db(); }
+  void set_db(int db) { decoder_.set_db(db); }
 
   uint64_t applied() const { return applied_; }
   uint64_t failed() const { return failed_; }

@@ -257,6 +257,11 @@ void Connection::CloseOverOutputLimit() {
 
 void Connection::Flush() {
   if (closed_) return;
+  // A replica's socket is written by its ReplicaSender alone.
+  if (client_.replica) {
+    client_.out.clear();
+    return;
+  }
   // Checked while a write is in flight too: replies pile up in out_ then.
   if (OutputOverLimit()) {
     CloseOverOutputLimit();

@@ -60,6 +60,21 @@ class Persistence {
   // DEBUG DIGEST.
   std::string Digest();
 
+  // --- for replication ---
+  // The live log as its readers see it (one for the process's life).
+  std::shared_ptr<aof::LogTail> log_tail() const { return tail_; }
+  bool log_on() const { return writer_ != nullptr; }
+  const std::string& aof_directory() const { return aof_dir_; }
+  std::string snapshot_path() const { return rdb_path(); }
+  bool snapshot_in_progress() const { return child_.pid > 0 || finalizing_ > 0; }
+  // Turns the AOF on if it is off (a node with replicas, or a replica, keeps
+  // its log); logs why.
+  Status TurnOnLog(std::string_view why);
+  // A replica's full sync: the verified snapshot at `staged` replaces the
+  // dataset and becomes the base of a new log that continues at its
+  // position, under its lineage (the master's). *h is its header.
+  Status AdoptSnapshot(const std::string& staged, rdb::Header* h);
+
  private:
   struct Child {
     pid_t pid = 0;
@@ -78,7 +93,10 @@ class Persistence {
   // Replaces the dataset with the snapshot at `path`.
   Status LoadSnapshot(const std::string& path, rdb::Header* h);
   Status ReplayAof(const aof::Manifest& m, aof::Position from, aof::LogReport* report);
-  Status StartNewLog(bool save_base);
+  // A new log at the journal's offset; lineage 0 makes a new one.
+  Status StartNewLog(bool save_base, uint64_t lineage = 0);
+  // Removes the segments (and manifest) of the log in aof_dir_.
+  void RemoveLogFiles();
   Status OpenWriter(const aof::Manifest& m, uint64_t tail_size);
   void StopWriter();
   // Which log progress acknowledges a write under the current policy.
@@ -107,6 +125,7 @@ class Persistence {
   Server& server_;
   Env* env_;
   std::unique_ptr<aof::AofWriter> writer_;
+  std::shared_ptr<aof::LogTail> tail_ = std::make_shared<aof::LogTail>();
   std::unique_ptr<JobThread> jobs_;
   std::string aof_dir_;  // fixed at start (dir may change later)
   std::string rdb_dir_;

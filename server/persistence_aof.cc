@@ -8,14 +8,16 @@
 #include <fmt/format.h>
 
 #include "server/persistence.h"
+#include "storage/rdb_reader.h"
 #include "storage/rdb_writer.h"
 
 namespace feedkv::server {
 
-Status Persistence::StartNewLog(bool save_base) {
+Status Persistence::StartNewLog(bool save_base, uint64_t lineage) {
   aof::Manifest m;
   std::random_device rd;
-  m.lineage = (static_cast<uint64_t>(rd()) << 32) ^ rd() ^ static_cast<uint64_t>(NowUs());
+  m.lineage = lineage != 0 ? lineage
+                           : (static_cast<uint64_t>(rd()) << 32) ^ rd() ^ static_cast<uint64_t>(NowUs());
   // The log starts at the journal's offset: positions in it and journal
   // offsets are the same numbers, whenever the AOF was turned on.
   Journal& journal = server_.journal();
@@ -56,6 +58,7 @@ Status Persistence::OpenWriter(const aof::Manifest& m, uint64_t tail_size) {
   o.base_name = server_.cfg().appendfilename;
   o.policy = fsync_policy();
   o.segment_size = static_cast<uint64_t>(std::max<int64_t>(server_.cfg().aof_segment_size, 1024));
+  o.tail = tail_;
   aof::WriterCallbacks cb;
   boost::asio::io_context& io = server_.io();
   // The writer thread's progress releases the replies held for it (each hold
@@ -104,6 +107,58 @@ void Persistence::UpdateReplyAck() {
   }
   server_.set_reply_ack(writer_->policy() == aof::FsyncPolicy::kAlways ? WaitFor::kLogDurable
                                                                        : WaitFor::kLogWritten);
+}
+
+void Persistence::RemoveLogFiles() {
+  const std::string& base = server_.cfg().appendfilename;
+  std::vector<std::string> names;
+  env_->ListDir(aof_dir_, &names).PermitUnchecked();
+  for (const auto& n : names) {
+    uint64_t seq;
+    if (aof::ParseSegmentName(base, n, &seq) || n == aof::ManifestName(base)) {
+      env_->RemoveFile(JoinPath(aof_dir_, n)).PermitUnchecked();
+    }
+  }
+}
+
+Status Persistence::TurnOnLog(std::string_view why) {
+  if (writer_) return Status::OK();
+  server_.config().values().appendonly = true;
+  cfg_appendonly_ = true;
+  Status s = env_->CreateDirIfMissing(aof_dir_);
+  if (s.ok()) {
+    RemoveLogFiles();
+    s = StartNewLog(true);
+  }
+  if (!s.ok()) {
+    server_.Log(3, "Could not turn the AOF on: " + s.ToString());
+    return s;
+  }
+  server_.Log(2, fmt::format("AOF turned on: {}", why));
+  return Status::OK();
+}
+
+Status Persistence::AdoptSnapshot(const std::string& staged, rdb::Header* h) {
+  Status s = rdb::ReadHeaderFile(env_, staged, h);
+  if (!s.ok()) return s;
+  // The old dataset served until now; from here the new one replaces it.
+  StopWriter();
+  s = env_->CreateDirIfMissing(aof_dir_);
+  if (!s.ok()) return s;
+  RemoveLogFiles();
+  s = env_->RenameFile(staged, rdb_path());
+  if (s.ok()) s = env_->SyncDir(DirName(rdb_path()));
+  if (!s.ok()) return s;
+  for (int i = 0; i < server_.num_dbs(); i++) server_.TouchWatchedInDb(i);
+  s = LoadSnapshot(rdb_path(), h);
+  if (!s.ok()) return s;
+  last_snapshot_ = *h;
+  Journal& journal = server_.journal();
+  journal.Seal();
+  journal.ResetOffset(h->aof_offset);
+  server_.config().values().appendonly = true;
+  cfg_appendonly_ = true;
+  return StartNewLog(false, h->aof_lineage);
 }
 
 void Persistence::StopWriter() {

@@ -9,6 +9,21 @@
 
 namespace feedkv::server {
 
+namespace {
+
+// The segment of `m` holding global offset `offset` (the last one starting at
+// or before it), or null.
+const aof::SegmentInfo* SegmentHolding(const aof::Manifest& m, uint64_t offset) {
+  const aof::SegmentInfo* found = nullptr;
+  for (const auto& seg : m.segments) {
+    if (seg.start > offset) break;
+    found = &seg;
+  }
+  return found;
+}
+
+}  // namespace
+
 bool Persistence::LoadAtStartup() {
   const ServerConfig& cfg = server_.cfg();
   std::string rdb = rdb_path();
@@ -61,13 +76,16 @@ bool Persistence::LoadAtStartup() {
   if (env_->FileExists(rdb)) {
     rdb::Header h;
     s = rdb::ReadHeaderFile(env_, rdb, &h);
-    const aof::SegmentInfo* seg = s.ok() ? m.Find(h.aof_segment) : nullptr;
-    bool matches = s.ok() && h.aof_lineage == m.lineage && seg != nullptr &&
-                   seg->start + h.aof_segment_offset == h.aof_offset;
+    // The snapshot belongs to this log when it names the log's lineage; its
+    // global offset says where replay starts. (Offsets, not segment numbers:
+    // a replica's log holds its master's bytes under its own segment files.)
+    const aof::SegmentInfo* seg =
+        s.ok() && h.aof_lineage == m.lineage ? SegmentHolding(m, h.aof_offset) : nullptr;
+    bool matches = seg != nullptr;
     if (matches) {
       s = LoadSnapshot(rdb, &h);
       if (s.ok()) {
-        from = {h.aof_segment, h.aof_segment_offset};
+        from = {seg->seq, h.aof_offset - seg->start};
         last_snapshot_ = h;
       } else if (!whole_log) {
         return fatal("Fatal error loading the snapshot: " + s.ToString());

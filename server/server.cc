@@ -16,6 +16,7 @@
 
 #include "server/network.h"
 #include "server/persistence.h"
+#include "server/replication/replication.h"
 
 namespace feedkv::server {
 
@@ -63,6 +64,15 @@ Server::~Server() {
 }
 
 void Server::set_persistence(std::unique_ptr<Persistence> p) { persistence_ = std::move(p); }
+
+void Server::set_replication(std::unique_ptr<Replication> r) { replication_ = std::move(r); }
+
+void Server::set_replica_mode(bool on) {
+  replica_mode_ = on;
+  // A replica keeps expired keys until its master's DEL arrives (reads see
+  // them as missing), as Redis's replicas do.
+  for (int i = 0; i < dataset_.num_dbs(); i++) dataset_.db(i).set_expired_keys_stay(on);
+}
 
 void Server::Log(int level, std::string_view msg) {
   static const char* kLevels[] = {"debug", "verbose", "notice", "warning"};
@@ -245,6 +255,7 @@ void Server::RemoveConnection(Connection* c) {
   if (it == connections_.end() || it->second.get() != c) return;
   // A parked command of a client that went away is dropped, unanswered.
   waiting_.Forget(c->client().id);
+  if (replication_) replication_->OnClientClosed(c->client().id);
   // Destroyed from the event loop, never here: the caller may still use `c`.
   boost::asio::post(io_, [last = std::move(it->second)] {});
   connections_.erase(it);
@@ -363,7 +374,9 @@ void Server::Cron() {
   // Active expiry: a bounded walk per database per tick (and at most one rehash step).
   // None during CLIENT PAUSE, as Redis: a failover sees a dataset that holds still.
   if (pause_end_ms_ == 0 || now >= pause_end_ms_) {
-    for (int i = 0; i < dataset_.num_dbs(); i++) dataset_.db(i).ActiveExpireCycle(now, 4096, /*rehash_us=*/0);
+    for (int i = 0; i < dataset_.num_dbs() && !replica_mode_; i++) {
+      dataset_.db(i).ActiveExpireCycle(now, 4096, /*rehash_us=*/0);
+    }
   }
   // Keyspace rehash: 1 ms per tick for one database, as Redis's databasesCron, and none
   // while a fork child runs.
@@ -392,7 +405,8 @@ void Server::Cron() {
     for (auto& [id, c] : connections_) {
       const Client& cl = c->client();
       // A parked client is not idle: its command waits on its own timeout (as Redis).
-      if (!cl.monitor && !cl.blocked && now - cl.last_interaction_ms > cfg().timeout * 1000) {
+      if (!cl.monitor && !cl.blocked && !cl.replica &&
+          now - cl.last_interaction_ms > cfg().timeout * 1000) {
         idle.push_back(c);
       }
     }

@@ -42,6 +42,7 @@ namespace feedkv::server {
 class Connection;
 class Listener;
 class Persistence;
+class Replication;
 
 // How Server::Call runs a command.
 using CallFlags = uint32_t;
@@ -93,6 +94,10 @@ struct ServerStats {
   uint64_t dirty = 0;  // changes since the last snapshot
   uint64_t total_forks = 0;  // snapshot children forked (BGSAVE, BGREWRITEAOF, save points)
   int64_t latest_fork_usec = 0;
+  // Replication (server/replication/replication.h).
+  uint64_t sync_full = 0, sync_partial_ok = 0, sync_partial_err = 0;
+  uint64_t repl_timeout_disconnects = 0;
+  uint64_t repl_retention_forced_drops = 0;
   // ops/sec sampling
   uint64_t last_sample_commands = 0;
   int64_t last_sample_ms = 0;
@@ -144,6 +149,13 @@ class Server {
   // The persistence subsystem, once attached (null in unit tests).
   Persistence* persistence() { return persistence_.get(); }
   void set_persistence(std::unique_ptr<Persistence> p);
+  // The replication subsystem, once attached (null in unit tests).
+  Replication* replication() { return replication_.get(); }
+  void set_replication(std::unique_ptr<Replication> r);
+  // Set while this node is a replica: client writes get -READONLY, keys are
+  // not expired or evicted here (the master's DELs arrive in its log).
+  void set_replica_mode(bool on);
+  bool replica_mode() const { return replica_mode_; }
 
   // Executes one command from a client (queues it inside MULTI). Replies are
   // appended to client.out.
@@ -347,8 +359,11 @@ class Server {
   size_t peak_memory_ = 0;
   Evictor evictor_{*this};
   bool shutting_down_ = false;
-  // Last: destroyed first, while everything it uses still exists.
+  bool replica_mode_ = false;
+  // Last: destroyed first, while everything they use still exists (the
+  // replication threads read the persistence's files: they stop first).
   std::unique_ptr<Persistence> persistence_;
+  std::unique_ptr<Replication> replication_;
 };
 
 int64_t NowMs();

@@ -1,6 +1,7 @@
 #include "server/startup.h"
 
 #include "server/persistence.h"
+#include "server/replication/replication.h"
 #include "server/server.h"
 #include "storage/file_io.h"
 
@@ -10,7 +11,9 @@ bool AttachSubsystems(Server& server) {
   // The server owns it and destroys it first, so its threads stop before
   // anything they use goes away.
   server.set_persistence(std::make_unique<Persistence>(server, Env::Default()));
-  return server.persistence()->Attach();
+  if (!server.persistence()->Attach()) return false;
+  server.set_replication(std::make_unique<Replication>(server, *server.persistence()));
+  return server.replication()->Attach();
 }
 
 }  // namespace feedkv::server

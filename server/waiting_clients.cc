@@ -177,12 +177,12 @@ void WaitingClients::ReleaseLogHolds() {
   for (uint64_t id : released) server_.ResumeClient(id, /*command_ended=*/false);
 }
 
-void WaitingClients::ReplicaAcks(const std::function<int64_t(uint64_t offset)>& acked) {
+void WaitingClients::ReplicaAcks(const std::function<int64_t(uint64_t offset, bool fsynced)>& acked) {
   std::vector<uint64_t> ready;
   for (const auto& [off, id] : by_offset_) {
     auto p = parked_.find(id);
     if (p != parked_.end() && p->second.cond.what == WaitFor::kReplicaAcks &&
-        acked(off) >= p->second.cond.replicas) {
+        acked(off, p->second.cond.fsynced) >= p->second.cond.replicas) {
       ready.push_back(id);
     }
   }

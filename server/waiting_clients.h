@@ -58,6 +58,7 @@ struct WaitCondition {
   WaitFor what = WaitFor::kLogWritten;
   uint64_t offset = 0;
   int64_t replicas = 0;
+  bool fsynced = false;  // kReplicaAcks: the replicas must have fsynced it (WAITAOF)
   uint64_t token = 0;
   int db = 0;
   std::string key;
@@ -94,7 +95,7 @@ class WaitingClients {
   // The log is no longer kept (AOF turned off): held replies go out.
   void ReleaseLogHolds();
   // `acked(offset)` counts the replicas that acknowledged offset.
-  void ReplicaAcks(const std::function<int64_t(uint64_t offset)>& acked);
+  void ReplicaAcks(const std::function<int64_t(uint64_t offset, bool fsynced)>& acked);
   void AsyncDone(uint64_t token);
   void KeyReady(int db, const std::string& key);
 

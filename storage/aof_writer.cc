@@ -47,6 +47,7 @@ Status AofWriter::Start() {
   Status s = OpenSegment(last.seq, last.start, false, tail_size_);
   if (!s.ok()) return s;
   last_sync_ = std::chrono::steady_clock::now();
+  if (opts_.tail) opts_.tail->Publish(manifest_, seg_start_ + tail_size_);
   started_ = true;
   thread_ = std::thread([this] { Run(); });
   return Status::OK();
@@ -61,6 +62,7 @@ Status AofWriter::Stop() {
   cv_.notify_all();
   thread_.join();
   started_ = false;
+  if (opts_.tail) opts_.tail->Close();
   Status s = last_error_;
   if (file_) {
     Status c = file_->Close();
@@ -255,6 +257,7 @@ Status AofWriter::WritePending() {
       stats_.written_offset = file_start_ + file_->Size();
       if (!c.counted) stats_.pending_bytes -= c.size();
     }
+    if (opts_.tail) opts_.tail->PublishWritten(file_start_ + file_->Size());
     c.counted = true;
     unsynced_.push_back(std::move(c));
     pending_.pop_front();
@@ -316,6 +319,7 @@ Status AofWriter::OpenSegment(uint64_t seq, uint64_t start, bool create, uint64_
       if (!s.ok()) return s;
       std::lock_guard<std::mutex> g(mu_);
       manifest_ = std::move(m);
+      if (opts_.tail) opts_.tail->PublishManifest(manifest_);
     }
   }
   if (file_) file_->Close().PermitUnchecked();
@@ -351,8 +355,11 @@ void AofWriter::Retire(uint64_t keep_from) {
     m = manifest_;
   }
   keep_from = std::min(keep_from, file_seq_);
+  // A segment holding a byte a reader has pinned stays.
+  const uint64_t pinned = opts_.tail ? opts_.tail->MinPin() : UINT64_MAX;
   std::vector<uint64_t> gone;
-  while (m.segments.size() > 1 && m.segments.front().seq < keep_from) {
+  while (m.segments.size() > 1 && m.segments.front().seq < keep_from &&
+         m.segments[1].start <= pinned) {
     gone.push_back(m.segments.front().seq);
     m.segments.erase(m.segments.begin());
   }
@@ -362,6 +369,7 @@ void AofWriter::Retire(uint64_t keep_from) {
   {
     std::lock_guard<std::mutex> g(mu_);
     manifest_ = std::move(m);
+    if (opts_.tail) opts_.tail->PublishManifest(manifest_);
   }
   for (uint64_t seq : gone) {
     opts_.env->RemoveFile(JoinPath(opts_.dir, SegmentName(opts_.base_name, seq))).PermitUnchecked();

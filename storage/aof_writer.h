@@ -37,6 +37,7 @@
 
 #include "storage/aof_format.h"
 #include "storage/aof_manifest.h"
+#include "storage/aof_tail.h"
 #include "storage/file_io.h"
 #include "storage/journal.h"
 #include "storage/status.h"
@@ -54,6 +55,9 @@ struct WriterOptions {
   FsyncPolicy policy = FsyncPolicy::kEverySec;
   uint64_t segment_size = 64 << 20;
   std::chrono::milliseconds retry_interval{1000};
+  // Where readers of the live log (replica senders) learn its manifest and
+  // written offset; segments holding a byte pinned there are not retired.
+  std::shared_ptr<LogTail> tail;
 };
 
 struct WriterCallbacks {

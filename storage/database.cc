@@ -159,6 +159,7 @@ Entry* Database::Peek(std::string_view key, int64_t now_ms) {
   Entry** link = LinkFor(key);
   Entry* e = *link;
   if (e != nullptr && e->has_expire && e->expire_ms() <= now_ms) {
+    if (expired_keys_stay_) return nullptr;
     ExpireEntry(link);
     table_.MaybeResize(size_);
     return nullptr;

@@ -110,6 +110,9 @@ uint64_t Journal::Seal() {
   const uint64_t size = open_size_ + aof::kTrailerSize;
   open_size_ = 0;
   groups_sealed_++;
+  // Every group opens with SELECT: a reader may start at any group boundary
+  // (a replica continuing from its own end) and know the database.
+  selected_db_ = -1;
   if (group_.empty()) {  // counted only: nobody consumes the bytes
     sealed_ += size;
     return sealed_;
@@ -118,6 +121,18 @@ uint64_t Journal::Seal() {
   JournalGroup g{sealed_, std::make_shared<const std::string>(std::move(group_))};
   group_ = std::string();
   sealed_ = g.end();
+  for (JournalConsumer* c : consumers_) c->OnGroup(g);
+  return sealed_;
+}
+
+uint64_t Journal::AppendSealed(std::shared_ptr<const std::string> bytes) {
+  Seal();
+  if (bytes->empty()) return sealed_;
+  JournalGroup g{sealed_, std::move(bytes)};
+  sealed_ = g.end();
+  groups_sealed_++;
+  // Whatever database those bytes left selected, our next group says its own.
+  selected_db_ = -1;
   for (JournalConsumer* c : consumers_) c->OnGroup(g);
   return sealed_;
 }

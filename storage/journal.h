@@ -10,6 +10,8 @@
 // AOF manifest record them) and are never reset by a rewrite, so "offset X"
 // names the same change on every node and in every file.
 //
+// Every group opens with SELECT, so any group boundary is a place to start
+// reading (a replica continues from its own end, whatever it holds).
 // Consumers receive each sealed group in order, as a shared immutable buffer
 // (no copy per consumer): the AOF writer stores it in segment files, replica
 // senders and an in-memory tail will read it the same way. While there is no
@@ -78,6 +80,10 @@ class Journal {
   // Closes the open group (adds its trailer) and hands it to every consumer.
   // Returns sealed_offset(). No-op on an empty group.
   uint64_t Seal();
+  // Appends whole sealed groups made elsewhere (a replica storing its
+  // master's stream verbatim): consumers get exactly these bytes, at the
+  // journal's end. Seals the open group first. Returns sealed_offset().
+  uint64_t AppendSealed(std::shared_ptr<const std::string> bytes);
 
   // End of the last sealed group.
   uint64_t sealed_offset() const { return sealed_; }
@@ -128,6 +134,7 @@ class JournalDecoder {
   // group is Corruption.
   Status FeedGroups(std::string_view bytes, std::string_view where);
   int db() const { return db_; }
+  void set_db(int db) { db_ = db; }
 
  private:
   int num_dbs_;

@@ -6,6 +6,7 @@
 
 #include "server/command_context.h"
 #include "server/info.h"
+#include "server/replication/replication.h"
 #include "server/server.h"
 
 namespace feedkv::server {
@@ -61,6 +62,17 @@ void ConfigCmd(CommandContext& ctx) {
         return;
       }
       listen_changed |= EqualsIgnoreCase(ctx.arg(i), "bind") || EqualsIgnoreCase(ctx.arg(i), "port");
+    }
+    // Replication keeps the log it stands on (docs/replication.md).
+    if (!trial.values().replica_read_only) {
+      ctx.Error("ERR replica-read-only no is not supported: a replica must keep the master's log "
+                "byte-identical");
+      return;
+    }
+    if (config.values().appendonly && !trial.values().appendonly &&
+        ctx.server.replication() != nullptr && ctx.server.replication()->NeedsLog()) {
+      ctx.Error("ERR appendonly is required while replicas are attached");
+      return;
     }
     Config before = config;
     for (size_t i = 2; i + 1 < ctx.argc(); i += 2) {
@@ -330,77 +342,6 @@ void Monitor(CommandContext& ctx) {
   ctx.reply.Ok();
 }
 
-void Role(CommandContext& ctx) {
-  ctx.reply.ArrayHeader(3);
-  ctx.reply.Bulk("master");
-  ctx.reply.Integer(0);
-  ctx.reply.ArrayHeader(0);
-}
-
-void Wait(CommandContext& ctx) {
-  int64_t n, timeout;
-  if (!ctx.IntArg(1, &n)) return;
-  if (!ctx.TimeoutMsArg(2, &timeout)) return;
-  // Replicas that acknowledged this client's last write: none yet (no
-  // replication). Enough already, or not allowed to wait (inside MULTI, from
-  // the log): answer now, as Redis. Otherwise park until enough acknowledge or
-  // the timeout (0: forever) passes; other clients are served meanwhile.
-  const int64_t acked = 0;
-  if (acked >= n || !ctx.can_block()) {
-    ctx.reply.Integer(acked);
-    return;
-  }
-  WaitCondition cond;
-  cond.what = WaitFor::kReplicaAcks;
-  cond.offset = ctx.client.woff;
-  cond.replicas = n;
-  ctx.server.waiting().Park(ctx.client, std::move(cond), timeout, [](Client& c, WaitEnd) {
-    protocol::ReplyWriter w(&c.out, c.resp);
-    w.Integer(0);  // the replicas that acknowledged by then
-  });
-}
-
-// WAITAOF numlocal numreplicas timeout (Redis 7.2): waits until this client's
-// last write is fsynced to the local AOF (numlocal 1) and acknowledged as
-// fsynced by numreplicas replicas (none yet); replies [local, replicas].
-void WaitAof(CommandContext& ctx) {
-  int64_t numlocal, numreplicas, timeout;
-  if (!ctx.IntArg(1, &numlocal) || !ctx.IntArg(2, &numreplicas)) return;
-  if (!ctx.TimeoutMsArg(3, &timeout)) return;
-  const bool aof_on = ctx.server.cfg().appendonly;
-  if (numlocal > 0 && !aof_on) {
-    ctx.Error("ERR WAITAOF cannot be used when numlocal is set but appendonly is disabled.");
-    return;
-  }
-  auto local_acked = [aof_on, woff = ctx.client.woff](Server& s) -> int64_t {
-    return aof_on && s.waiting().durable() >= woff ? 1 : 0;
-  };
-  auto reply = [](protocol::ReplyWriter& w, int64_t local) {
-    w.ArrayHeader(2);
-    w.Integer(local);
-    w.Integer(0);  // replicas that fsynced it: none yet
-  };
-  const int64_t local = local_acked(ctx.server);
-  if ((local >= numlocal && numreplicas <= 0) || !ctx.can_block()) {
-    reply(ctx.reply, local);
-    return;
-  }
-  WaitCondition cond;
-  cond.offset = ctx.client.woff;
-  if (numreplicas > 0) {
-    cond.what = WaitFor::kReplicaAcks;
-    cond.replicas = numreplicas;
-  } else {
-    cond.what = WaitFor::kLogDurable;
-  }
-  Server& server = ctx.server;
-  server.waiting().Park(ctx.client, std::move(cond), timeout,
-                        [&server, local_acked, reply](Client& c, WaitEnd) {
-                          protocol::ReplyWriter w(&c.out, c.resp);
-                          reply(w, local_acked(server));
-                        });
-}
-
 constexpr uint32_t kAdm = kAdmin | kNoScript | kLoading | kStale;
 
 const SubcommandSpec kConfigSubs[] = {
@@ -442,9 +383,6 @@ const CommandSpec kCommands[] = {
     {"latency", -2, 0, 0, 0, 0, Latency, "A container for latency diagnostics commands.", "server",
      kLatencySubs},
     {"monitor", 1, kAdmin | kNoScript | kLoading | kStale, 0, 0, 0, Monitor, "Listens for all requests received by the server in real-time.", "server"},
-    {"role", 1, kNoScript | kLoading | kStale | kFast | kAclAdmin | kAclDangerous, 0, 0, 0, Role, "Returns the replication role.", "server"},
-    {"wait", 3, kAclConnection, 0, 0, 0, Wait, "Blocks until the asynchronous replication of all preceding write commands sent by the connection is completed.", "generic"},
-    {"waitaof", 4, kAclConnection, 0, 0, 0, WaitAof, "Blocks until all of the preceding write commands sent by the connection are written to the append-only file of the master and/or replicas.", "generic"},
 };
 
 }  // namespace

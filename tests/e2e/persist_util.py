@@ -169,6 +169,15 @@ class Server:
             c.close()
 
 
+def digest(srv):
+    """DEBUG DIGEST of a running Server."""
+    c = srv.client()
+    try:
+        return c.execute_command("DEBUG", "DIGEST")
+    finally:
+        c.close()
+
+
 def command_available(client, *probe):
     """False if the server answers 'unknown command' to `probe`."""
     try:

@@ -25,7 +25,7 @@ import time
 import pytest
 import redis
 
-from persist_util import Server, command_available, kill_all, run_tool, wait_until
+from persist_util import Server, command_available, digest, kill_all, run_tool, wait_until
 
 ROUNDS = int(os.environ.get("FEEDKV_CRASH_ROUNDS", "20"))
 FAMILY_PROBES = {
@@ -291,14 +291,6 @@ def last_group_start(data):
     end = data.rfind(b"#xxh64:")
     prev = data.rfind(b"#xxh64:", 0, end)
     return 0 if prev < 0 else prev + 25
-
-
-def digest(srv):
-    c = srv.client()
-    try:
-        return c.execute_command("DEBUG", "DIGEST")
-    finally:
-        c.close()
 
 
 def test_torn_tail_cut_at_every_byte_of_the_last_record(tmp_path):

@@ -68,10 +68,36 @@ TEST(Journal, CountBatchMovesOffsetsAsAppendBatchWould) {
   counted.CountBatch(2, tx.size(), bytes);
   EXPECT_EQ(appended.end_offset(), counted.end_offset());
   EXPECT_EQ(appended.Seal(), counted.Seal());
-  // The database is remembered by both: no second SELECT.
+  // Both open the next group with SELECT again.
   appended.AppendBatch(2, std::vector<Cmd>{tx[0]});
   counted.CountBatch(2, 1, Journal::EncodedSize(std::span<const std::string>(tx[0])));
   EXPECT_EQ(appended.Seal(), counted.Seal());
+}
+
+TEST(Journal, EveryGroupOpensWithSelectSoAReaderMayStartAtAnyGroup) {
+  Journal j;
+  RecordingConsumer sink;
+  j.AddConsumer(&sink);
+  j.AppendBatch(3, std::vector<Cmd>{{"SET", "a", "1"}});
+  j.Seal();
+  j.AppendBatch(3, std::vector<Cmd>{{"SET", "b", "2"}});
+  j.Seal();
+  ASSERT_EQ(sink.groups.size(), 2u);
+  EXPECT_TRUE(sink.groups[1].bytes->starts_with("*2\r\n$6\r\nSELECT\r\n$1\r\n3\r\n"));
+}
+
+TEST(Journal, AppendSealedHandsForeignGroupsOnVerbatimAtTheEnd) {
+  Journal source(500), copy(500);
+  RecordingConsumer from, to;
+  source.AddConsumer(&from);
+  copy.AddConsumer(&to);
+  source.AppendBatch(1, std::vector<Cmd>{{"SET", "k", "v"}});
+  source.Seal();
+  ASSERT_EQ(from.groups.size(), 1u);
+  EXPECT_EQ(copy.AppendSealed(from.groups[0].bytes), source.sealed_offset());
+  ASSERT_EQ(to.groups.size(), 1u);
+  EXPECT_EQ(to.groups[0].start, 500u);
+  EXPECT_EQ(*to.groups[0].bytes, *from.groups[0].bytes);
 }
 
 TEST(Journal, AReadOrAnEmptySealNeverMovesTheOffset) {

@@ -1,0 +1,278 @@
+"""Replication by log position: a master and its replicas as real processes
+on loopback (docs/replication.md).
+
+The checks that Redis shares (a replica gets the data, is read-only, ROLE,
+WAIT, REPLICAOF NO ONE) also run against Redis 7 (FEEDKV_SERVER=redis-server);
+the ones about feedkv's own promise (a replica restarted after kill -9
+continues from its log, with no full sync) are feedkv's.
+"""
+
+import time
+
+import pytest
+import redis
+
+from conftest import is_real_redis
+from persist_util import Server, digest, kill_all, wait_until
+
+feedkv_only = pytest.mark.skipif(
+    is_real_redis(), reason="feedkv's own promise: Redis full-syncs a replica restarted after kill -9")
+
+
+@pytest.fixture(autouse=True)
+def _no_leftover_servers():
+    yield
+    reports = kill_all()
+    assert not reports, f"sanitizer or crash report in the server log: {reports}"
+
+
+def link_up(srv):
+    try:
+        return srv.info("replication").get("master_link_status") == "up"
+    except redis.ConnectionError:
+        return False
+
+
+def offsets_match(master, replica):
+    m = master.info("replication")["master_repl_offset"]
+    r = replica.info("replication")
+    return r.get("master_link_status") == "up" and r.get("slave_repl_offset") == m
+
+
+def start_pair(tmp_path, master_args=(), replica_args=()):
+    master = Server(tmp_path / "master", *master_args).start()
+    replica = Server(tmp_path / "replica", *replica_args)
+    replica.start("--replicaof", "127.0.0.1", str(master.port))
+    wait_until(lambda: link_up(replica), timeout=30, what="the replica's link")
+    return master, replica
+
+
+def write_mix(c, prefix, n):
+    pipe = c.pipeline(transaction=False)
+    for i in range(n):
+        pipe.set(f"{prefix}:s:{i}", f"value-{i}")
+        pipe.sadd(f"{prefix}:set:{i % 7}", i)
+        pipe.incrby(f"{prefix}:n", i)
+        if i % 5 == 0:
+            pipe.set(f"{prefix}:ttl:{i}", "x", ex=3600)
+    pipe.execute()
+    c.set(f"{prefix}:gone", "soon", px=50)
+
+
+def test_a_replica_gets_the_data_then_every_later_write(tmp_path):
+    master = Server(tmp_path / "master").start()
+    mc = master.client()
+    write_mix(mc, "before", 300)
+    mc.select(3)
+    mc.set("in-db-3", "three")
+    mc.select(0)
+    replica = Server(tmp_path / "replica")
+    replica.start("--replicaof", "127.0.0.1", str(master.port))
+    wait_until(lambda: link_up(replica), timeout=30, what="the replica's link")
+    write_mix(mc, "after", 300)
+    wait_until(lambda: offsets_match(master, replica), timeout=30, what="the replica to catch up")
+    rc = replica.client()
+    assert rc.get("before:s:7") == "value-7"
+    assert rc.get("after:s:299") == "value-299"
+    assert rc.scard("after:set:3") == len([i for i in range(300) if i % 7 == 3])
+    assert rc.ttl("after:ttl:5") > 3000
+    rc3 = replica.client(db=3)
+    assert rc3.get("in-db-3") == "three"
+    # The master's expiry reaches the replica as a DEL.
+    time.sleep(0.1)
+    assert mc.get("after:gone") is None
+    wait_until(lambda: rc.exists("after:gone") == 0, timeout=10, what="the expiry to replicate")
+    wait_until(lambda: offsets_match(master, replica), timeout=30, what="the replica to catch up")
+    assert digest(master) == digest(replica)
+
+
+def test_a_replica_refuses_writes_and_says_what_it_is(tmp_path):
+    master, replica = start_pair(tmp_path)
+    rc = replica.client()
+    with pytest.raises(redis.ReadOnlyError) as e:
+        rc.set("k", "v")
+    assert str(e.value) == "You can't write against a read only replica."
+    # Inside MULTI the write is refused when queued, and EXEC aborts.
+    p = rc.pipeline(transaction=True)
+    p.set("k", "v")
+    with pytest.raises(redis.ReadOnlyError):
+        p.execute()
+    assert rc.get("k") is None
+    role = rc.execute_command("ROLE")
+    assert role[0] == "slave" and role[1] == "127.0.0.1" and role[2] == master.port
+    assert role[3] == "connected"
+    mc = master.client()
+    wait_until(lambda: len(mc.execute_command("ROLE")[2]) == 1, timeout=10, what="ROLE to list it")
+    mrole = mc.execute_command("ROLE")
+    assert mrole[0] == "master"
+    assert mrole[2][0][0] == "127.0.0.1" and mrole[2][0][1] == str(replica.port)
+    info = master.info("replication")
+    assert info["role"] == "master" and info["connected_slaves"] == 1
+    assert info["slave0"]["port"] == replica.port and info["slave0"]["state"] == "online"
+    rinfo = replica.info("replication")
+    assert rinfo["role"] == "slave" and rinfo["master_port"] == master.port
+    assert rinfo["master_replid"] == info["master_replid"]
+
+
+def test_wait_counts_the_replicas_that_acknowledged(tmp_path):
+    master, replica = start_pair(tmp_path)
+    mc = master.client()
+    mc.set("w", "1")
+    assert mc.execute_command("WAIT", 1, 5000) == 1
+    # More replicas than exist: the timeout ends it with the count.
+    t0 = time.monotonic()
+    assert mc.execute_command("WAIT", 2, 200) == 1
+    assert time.monotonic() - t0 >= 0.15
+    rc = replica.client()
+    with pytest.raises(redis.ResponseError, match="WAIT cannot be used with replica instances"):
+        rc.execute_command("WAIT", 1, 0)
+
+
+def test_replicaof_no_one_promotes_and_starts_a_new_history(tmp_path):
+    master, replica = start_pair(tmp_path)
+    mc = master.client()
+    mc.set("a", "1")
+    wait_until(lambda: offsets_match(master, replica), timeout=30, what="catch-up")
+    old_id = master.info("replication")["master_replid"]
+    rc = replica.client()
+    assert rc.execute_command("REPLICAOF", "NO", "ONE") in (True, "OK")
+    info = replica.info("replication")
+    assert info["role"] == "master"
+    assert info["master_replid2"] == old_id and info["master_replid"] != old_id
+    assert info["second_repl_offset"] == info["master_repl_offset"] + 1
+    rc.set("b", "2")
+    assert rc.get("a") == "1"
+
+
+def test_replicaof_the_same_master_twice_says_so(tmp_path):
+    master, replica = start_pair(tmp_path)
+    rc = replica.client()
+    assert rc.execute_command("REPLICAOF", "127.0.0.1", master.port) == \
+        "OK Already connected to specified master"
+    with pytest.raises(redis.ResponseError, match="Invalid master port"):
+        rc.execute_command("REPLICAOF", "127.0.0.1", "notaport")
+
+
+@feedkv_only
+def test_a_replica_killed_and_restarted_continues_from_its_log(tmp_path):
+    master, replica = start_pair(tmp_path)
+    mc = master.client()
+    write_mix(mc, "one", 200)
+    wait_until(lambda: offsets_match(master, replica), timeout=30, what="catch-up")
+    full_before = master.info("stats")["sync_full"]
+    partial_before = master.info("stats")["sync_partial_ok"]
+    replica.kill9()
+    write_mix(mc, "two", 200)  # written while the replica is down
+    replica.start("--replicaof", "127.0.0.1", str(master.port))
+    wait_until(lambda: offsets_match(master, replica), timeout=30, what="catch-up after restart")
+    stats = master.info("stats")
+    assert stats["sync_full"] == full_before, "no full sync for a replica whose log is retained"
+    assert stats["sync_partial_ok"] == partial_before + 1
+    assert digest(master) == digest(replica)
+    assert replica.client().get("two:s:199") == "value-199"
+
+
+@feedkv_only
+def test_a_master_without_its_log_turns_it_on_for_a_replica(tmp_path):
+    master = Server(tmp_path / "master", appendonly=False).start()
+    mc = master.client()
+    mc.set("k", "v")
+    replica = Server(tmp_path / "replica", appendonly=False)
+    replica.start("--replicaof", "127.0.0.1", str(master.port))
+    wait_until(lambda: link_up(replica), timeout=30, what="the replica's link")
+    assert mc.config_get("appendonly")["appendonly"] == "yes"
+    assert replica.client().config_get("appendonly")["appendonly"] == "yes"
+    assert "AOF turned on" in master.log_text()
+    mc.set("k2", "v2")
+    wait_until(lambda: replica.client().get("k2") == "v2", timeout=10, what="the write")
+
+
+@feedkv_only
+def test_a_chained_replica_syncs_from_a_replica(tmp_path):
+    master, r1 = start_pair(tmp_path)
+    r2 = Server(tmp_path / "r2")
+    r2.start("--replicaof", "127.0.0.1", str(r1.port))
+    wait_until(lambda: link_up(r2), timeout=30, what="the sub-replica's link")
+    mc = master.client()
+    write_mix(mc, "chain", 100)
+    wait_until(lambda: offsets_match(master, r1), timeout=30, what="r1")
+    wait_until(lambda: r2.info("replication")["slave_repl_offset"] ==
+               master.info("replication")["master_repl_offset"], timeout=30, what="r2")
+    assert digest(master) == digest(r2)
+    # Re-pointed to the top master, the sub-replica continues: same offsets.
+    full = master.info("stats")["sync_full"]
+    r2.client().execute_command("REPLICAOF", "127.0.0.1", master.port)
+    wait_until(lambda: offsets_match(master, r2), timeout=30, what="r2 on the master")
+    assert master.info("stats")["sync_full"] == full
+
+
+def bgsave_and_wait(srv):
+    saves = srv.info("persistence").get("rdb_saves", 0)
+    srv.client().bgsave()
+    wait_until(lambda: srv.info("persistence")["rdb_bgsave_in_progress"] == 0 and
+               srv.info("persistence").get("rdb_saves", 0) > saves, timeout=30, what="BGSAVE")
+    time.sleep(0.3)  # the segments before it are retired after the rename
+
+
+SMALL_SEGMENTS = ("--aof-segment-size", "16kb", "--aof-retain-segments", "0")
+
+
+@feedkv_only
+def test_segments_stay_for_a_known_replica_while_it_is_away(tmp_path):
+    master, replica = start_pair(tmp_path, master_args=SMALL_SEGMENTS)
+    mc = master.client()
+    write_mix(mc, "a", 100)
+    wait_until(lambda: offsets_match(master, replica), timeout=30, what="catch-up")
+    info = master.info("replication")
+    assert info["repl_known_replicas"] == 1
+    assert info["known_replica0"]["state"] == "online"
+    replica.kill9()
+    wait_until(lambda: master.info("replication")["known_replica0"]["state"] == "disconnected",
+               timeout=10, what="the master to see the replica gone")
+    for i in range(4):
+        write_mix(mc, f"away{i}", 400)  # many segments' worth
+    bgsave_and_wait(master)  # would retire every segment before it, but for the replica
+    full = master.info("stats")["sync_full"]
+    replica.start("--replicaof", "127.0.0.1", str(master.port))
+    wait_until(lambda: offsets_match(master, replica), timeout=30, what="catch-up after the outage")
+    assert master.info("stats")["sync_full"] == full
+    assert digest(master) == digest(replica)
+    # Back online, its position moves on and the old segments may go.
+    bgsave_and_wait(master)
+    assert master.info("replication")["repl_retained_segments"] <= 3
+
+
+@feedkv_only
+def test_the_retention_cap_drops_a_replica_once_and_says_which(tmp_path):
+    master, replica = start_pair(tmp_path, master_args=SMALL_SEGMENTS +
+                                 ("--repl-retain-max-bytes", "60000"))
+    mc = master.client()
+    wait_until(lambda: master.info("replication")["repl_known_replicas"] == 1, timeout=10,
+               what="the replica to be known")
+    replica_id = master.info("replication")["known_replica0"]["id"]
+    replica.kill9()
+    for i in range(4):
+        write_mix(mc, f"away{i}", 400)
+    wait_until(lambda: master.info("stats")["repl_retention_forced_drops"] == 1, timeout=10,
+               what="the forced drop")
+    assert f"Replica {replica_id}" in master.log_text()
+    assert "repl-retain-max-bytes" in master.log_text()
+    assert master.info("replication")["repl_known_replicas"] == 0
+    bgsave_and_wait(master)
+    full = master.info("stats")["sync_full"]
+    replica.start("--replicaof", "127.0.0.1", str(master.port))
+    wait_until(lambda: offsets_match(master, replica), timeout=30, what="the resync")
+    assert master.info("stats")["sync_full"] == full + 1
+    assert master.info("stats")["repl_retention_forced_drops"] == 1
+    assert digest(master) == digest(replica)
+
+
+@feedkv_only
+def test_replication_keeps_the_settings_it_stands_on(tmp_path):
+    master, replica = start_pair(tmp_path)
+    with pytest.raises(redis.ResponseError, match="appendonly is required while replicas are attached"):
+        master.client().config_set("appendonly", "no")
+    with pytest.raises(redis.ResponseError, match="appendonly is required"):
+        replica.client().config_set("appendonly", "no")
+    with pytest.raises(redis.ResponseError, match="replica-read-only no is not supported"):
+        replica.client().config_set("replica-read-only", "no")
