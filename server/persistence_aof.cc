@@ -150,6 +150,10 @@ Status Persistence::AdoptSnapshot(const std::string& staged, rdb::Header* h) {
   if (s.ok()) s = env_->SyncDir(DirName(rdb_path()));
   if (!s.ok()) return s;
   for (int i = 0; i < server_.num_dbs(); i++) server_.TouchWatchedInDb(i);
+  // The loader fills the databases in place. The file's every byte was
+  // checked against the master's checksum, so only a format error this
+  // build cannot read empties the dataset here (logged by the caller).
+  server_.dataset().Clear();
   s = LoadSnapshot(rdb_path(), h);
   if (!s.ok()) return s;
   last_snapshot_ = *h;
