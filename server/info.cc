@@ -137,8 +137,9 @@ void Stats(Server& s, std::string* o) {
       st.keyspace_misses,
       st.latest_fork_usec, st.total_forks, st.total_error_replies, st.unexpected_error_replies,
       st.client_query_buffer_limit_disconnections, st.client_output_buffer_limit_disconnections);
-  *o += fmt::format("repl_timeout_disconnects:{}\r\nrepl_retention_forced_drops:{}\r\n",
-                    st.repl_timeout_disconnects, st.repl_retention_forced_drops);
+  *o += fmt::format("sync_truncate:{}\r\nrepl_timeout_disconnects:{}\r\n"
+                    "repl_retention_forced_drops:{}\r\n",
+                    st.sync_truncate, st.repl_timeout_disconnects, st.repl_retention_forced_drops);
 }
 
 void Replication(Server& s, std::string* o) {

@@ -74,6 +74,12 @@ class Persistence {
   // dataset and becomes the base of a new log that continues at its
   // position, under its lineage (the master's). *h is its header.
   Status AdoptSnapshot(const std::string& staged, rdb::Header* h);
+  // A diverged replica's +TRUNCATE: moves the log's bytes after global
+  // offset `at` to the file `aside`, cuts the log there and rebuilds the
+  // dataset as of `at` (the newest local snapshot at or before it, then the
+  // log). NotFound, changing nothing, when the log or no snapshot reaches
+  // back to `at` (then only a full sync helps).
+  Status RewindTo(uint64_t at, const std::string& aside);
 
  private:
   struct Child {

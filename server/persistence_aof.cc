@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "server/persistence.h"
+#include "storage/aof_tail.h"
 #include "storage/rdb_reader.h"
 #include "storage/rdb_writer.h"
 
@@ -163,6 +164,69 @@ Status Persistence::AdoptSnapshot(const std::string& staged, rdb::Header* h) {
   server_.config().values().appendonly = true;
   cfg_appendonly_ = true;
   return StartNewLog(false, h->aof_lineage);
+}
+
+Status Persistence::RewindTo(uint64_t at, const std::string& aside) {
+  if (!writer_) return Status::NotFound("no log");
+  const aof::Manifest m = writer_->manifest();
+  const uint64_t end = server_.journal().end_offset();
+  if (at > end || m.segments.empty() || m.segments.front().start > at) {
+    return Status::NotFound(fmt::format("the log holds no offset {}", at));
+  }
+  const bool whole_log = m.segments.front().start == 0;
+  rdb::Header h;
+  const bool snapshot = env_->FileExists(rdb_path()) && rdb::ReadHeaderFile(env_, rdb_path(), &h).ok() &&
+                        h.aof_lineage == m.lineage && h.aof_offset >= m.segments.front().start;
+  const bool snapshot_usable = snapshot && h.aof_offset <= at;
+  if (!snapshot_usable && !whole_log) {
+    return Status::NotFound(fmt::format("no local snapshot at or before offset {}", at));
+  }
+  StopWriter();
+  // The bytes after `at` go aside, for forensics.
+  Status s = env_->CreateDirIfMissing(DirName(aside));
+  std::unique_ptr<WritableFile> out;
+  if (s.ok()) s = env_->NewWritableFile(aside, true, &out);
+  aof::LogCursor cursor(aof_dir_, server_.cfg().appendfilename);
+  for (uint64_t off = at; s.ok() && off < end;) {
+    std::string buf;
+    s = cursor.Read(m, off, end, 1 << 20, &buf);
+    if (s.ok() && buf.empty()) s = Status::Corruption("the log is shorter than the journal");
+    if (s.ok()) s = out->Append(buf);
+    off += buf.size();
+  }
+  if (s.ok()) s = out->Sync();
+  if (out) out->Close().PermitUnchecked();
+  // Cut: segments starting after `at` go, the one holding it is shortened.
+  aof::Manifest cut = m;
+  while (cut.segments.size() > 1 && cut.segments.back().start > at) cut.segments.pop_back();
+  if (s.ok()) s = aof::StoreManifest(env_, aof_dir_, server_.cfg().appendfilename, cut);
+  if (s.ok()) {
+    for (const auto& seg : m.segments) {
+      if (cut.Find(seg.seq) == nullptr) {
+        env_->RemoveFile(JoinPath(aof_dir_, aof::SegmentName(server_.cfg().appendfilename, seg.seq)))
+            .PermitUnchecked();
+      }
+    }
+    const aof::SegmentInfo& last = cut.last();
+    s = env_->TruncateFile(JoinPath(aof_dir_, aof::SegmentName(server_.cfg().appendfilename, last.seq)),
+                           at - last.start);
+  }
+  // A snapshot newer than the cut describes the diverged history: aside too.
+  if (s.ok() && snapshot && !snapshot_usable) s = env_->RenameFile(rdb_path(), aside + ".rdb");
+  if (!s.ok()) {
+    server_.Log(3, "Could not cut the diverged log: " + s.ToString());
+    OpenWriter(m, end - m.last().start).PermitUnchecked();
+    return s;
+  }
+  for (int i = 0; i < server_.num_dbs(); i++) server_.TouchWatchedInDb(i);
+  server_.dataset().Clear();
+  server_.journal().Seal();
+  server_.journal().ResetOffset(0);
+  server_.set_loading(true);
+  const bool ok = LoadAtStartup();
+  server_.set_loading(false);
+  if (!ok) return Status::Corruption("reloading after the cut failed (see the log)");
+  return Status::OK();
 }
 
 void Persistence::StopWriter() {

@@ -98,6 +98,7 @@ struct ServerStats {
   uint64_t sync_full = 0, sync_partial_ok = 0, sync_partial_err = 0;
   uint64_t repl_timeout_disconnects = 0;
   uint64_t repl_retention_forced_drops = 0;
+  uint64_t sync_truncate = 0;
   // ops/sec sampling
   uint64_t last_sample_commands = 0;
   int64_t last_sample_ms = 0;

@@ -96,6 +96,10 @@ void MasterLink::Run() {
       break;
     }
     if (was_up) backoff = 1000;
+    if (reconnect_now_) {
+      reconnect_now_ = false;
+      continue;
+    }
     o_.log(2, fmt::format("Connection with master {}:{} lost ({}); retrying in {} ms", o_.host,
                           o_.port, why, backoff));
     for (int64_t t = 0; t < backoff && !stop_; t += 100) {
@@ -273,6 +277,22 @@ std::string MasterLink::Session() {
     }
     o_.log(2, fmt::format("Successful partial resynchronization with master from offset {}",
                           offset));
+  } else if (r.starts_with("+TRUNCATE")) {
+    // +TRUNCATE <replid> <offset>: our log diverges from the master's after
+    // <offset>; cut it there and ask again.
+    size_t a = r.find(' ');
+    size_t b = a == std::string::npos ? a : r.find(' ', a + 1);
+    uint64_t at = 0;
+    if (b == std::string::npos || !ParseU64(r.substr(b + 1), &at)) return "bad TRUNCATE reply: " + r;
+    std::string id = r.substr(a + 1, b - a - 1);
+    o_.log(2, fmt::format("The master says our log diverges after offset {}: cutting it there", at));
+    Status s = o_.truncate(at, id);
+    if (!s.ok()) {
+      o_.log(3, "Could not rewind to the master's history (" + s.ToString() + "); full resync");
+      o_.shared->set_replid("");
+    }
+    reconnect_now_ = true;
+    return "diverged history cut; resynchronizing";
   } else {
     return "unexpected reply to PSYNC: " + r;
   }

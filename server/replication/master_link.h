@@ -71,6 +71,10 @@ struct LinkOptions {
   // Link thread; block until the command thread has done it. install loads
   // the staged snapshot at log offset `offset` of history `replid`.
   std::function<Status(const std::string& rdb, const std::string& replid, uint64_t offset)> install;
+  // Link thread; blocks until the command thread has done it. +TRUNCATE: cut
+  // this node's log after offset `at` (history `replid`) and rebuild the
+  // dataset there; not OK when that cannot be done (a full sync follows).
+  std::function<Status(uint64_t at, const std::string& replid)> truncate;
   // Link thread; must only post. Whole verified groups, in order.
   std::function<void(std::shared_ptr<const std::string> bytes)> deliver;
   // Link thread; must only post. A log line for the server log.
@@ -112,6 +116,7 @@ class MasterLink {
   int fd_ = -1;
   std::string in_;  // received, not yet consumed
   int64_t last_ack_ms_ = 0;
+  bool reconnect_now_ = false;  // after a +TRUNCATE: PSYNC again at once
   uint64_t last_acked_ = 0;
 };
 

@@ -1,10 +1,12 @@
 #include "server/replication/replication.h"
 
+#include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
 
 #include <boost/asio/post.hpp>
 
+#include <algorithm>
 #include <charconv>
 #include <chrono>
 #include <future>
@@ -24,6 +26,8 @@ namespace feedkv::server {
 
 namespace {
 
+// Diverged tails kept in dir/diverged (each may have a .rdb beside it).
+constexpr size_t kDivergedRetain = 3;
 constexpr std::string_view kNoReplid = "0000000000000000000000000000000000000000";
 
 std::string RandomHex40(Server& s) {
@@ -123,7 +127,7 @@ Status Replication::StoreState(bool clean) {
   std::string text = fmt::format(
       "# feedkv replication state; see docs/replication.md. Do not edit.\n"
       "replid {}\nreplid2 {}\nsecond_offset {}\nreplica_id {}\nrole {}\nclean {}\n",
-      replid_, replid2_.empty() ? std::string(kNoReplid) : replid2_, second_offset_, replica_id_,
+      replid(), replid2_.empty() ? std::string(kNoReplid) : replid2_, second_offset_, replica_id_,
       is_replica() ? "replica" : "master", clean ? "yes" : "no");
   Status s = WriteFileAtomically(state_path(), text);
   if (!s.ok()) server_.Log(3, "Could not store the replication state: " + s.ToString());
@@ -131,6 +135,20 @@ Status Replication::StoreState(bool clean) {
 }
 
 bool Replication::Attach() {
+  // A full sync cut by a crash left its staging directory: the old dataset
+  // (already loaded) stands.
+  Env* env = Env::Default();
+  std::vector<std::string> names;
+  env->ListDir(server_.cfg().dir, &names).PermitUnchecked();
+  for (const auto& n : names) {
+    if (!n.starts_with("sync-tmp-")) continue;
+    const std::string stage = JoinPath(server_.cfg().dir, n);
+    std::vector<std::string> files;
+    env->ListDir(stage, &files).PermitUnchecked();
+    for (const auto& f : files) env->RemoveFile(JoinPath(stage, f)).PermitUnchecked();
+    ::rmdir(stage.c_str());
+    server_.Log(2, "Removed " + stage + ", left by a full sync that did not finish");
+  }
   bool clean = false, was_master = true;
   Status s = LoadState(&clean, &was_master);
   if (replica_id_.empty()) replica_id_ = RandomHex40(server_);
@@ -296,6 +314,17 @@ void Replication::Psync(CommandContext& ctx, bool psync) {
         full = false;
       } else if (want == replid2_ && in_log && x <= second_offset_) {
         full = false;
+      } else if (want == replid2_ && r.aofpos && second_offset_ > 0 &&
+                 static_cast<uint64_t>(second_offset_ - 1) >= first) {
+        // The replica's log goes on past where our history left its: it
+        // cuts its own tail there and asks again (feedkv replicas only).
+        const int64_t fork = second_offset_ - 1;
+        server_.stats().sync_truncate++;
+        server_.Log(2, fmt::format("Replica {} diverges after offset {} (it asks for {}): "
+                                   "+TRUNCATE",
+                                   c.addr, fork, x));
+        ctx.reply.Simple(fmt::format("TRUNCATE {} {}", replid2_, fork));
+        return;
       } else if (want == current && next > end) {
         server_.Log(3, fmt::format("Replica {} asks for offset {} past our end {} of the same "
                                    "history: a bug; full resync",
@@ -641,6 +670,17 @@ void Replication::StartLink(const std::string& host, int port) {
     }
     return f.get();
   };
+  o.truncate = [this, &io, shared](uint64_t at, const std::string& id) {
+    auto done = std::make_shared<std::promise<Status>>();
+    std::future<Status> f = done->get_future();
+    boost::asio::post(io, [this, done, shared, at, id] {
+      done->set_value(shared == link_shared_ ? Rewind(at, id) : Status::Busy("link replaced"));
+    });
+    while (f.wait_for(std::chrono::milliseconds(100)) != std::future_status::ready) {
+      if (shared->stopping.load()) return Status::Busy("stopping");
+    }
+    return f.get();
+  };
   o.deliver = [this, &io, shared](std::shared_ptr<const std::string> bytes) {
     boost::asio::post(io, [this, shared, bytes] {
       shared->inflight -= bytes->size();
@@ -659,6 +699,7 @@ void Replication::StartLink(const std::string& host, int port) {
 
 void Replication::StopLink() {
   if (!link_) return;
+  replid_ = replid();  // the history we hold is the link's
   link_shared_->stopping = true;
   link_->RequestStop();
   link_.reset();  // joins: the thread checks its stop flag every 100 ms
@@ -701,6 +742,36 @@ void Replication::ApplyFromMaster(std::shared_ptr<const std::string> bytes) {
                                "REPLICAOF again.",
                                apply_error_offset_, s.ToString()));
   }
+}
+
+Status Replication::Rewind(uint64_t at, const std::string& id) {
+  const uint64_t end = server_.journal().end_offset();
+  const std::string dir = JoinPath(server_.cfg().dir, "diverged");
+  const std::string aside = JoinPath(dir, fmt::format("{}-{}-{}.aof", replid(), at + 1, end));
+  Status s = persistence_.RewindTo(at, aside);
+  if (!s.ok()) return s;
+  server_.Log(2, fmt::format("Log cut at offset {}: bytes {}..{} of our history kept in {}", at,
+                             at + 1, end, aside));
+  // Keep the newest few diverged tails (repl-diverged-retain).
+  std::vector<std::string> names;
+  Env::Default()->ListDir(dir, &names).PermitUnchecked();
+  std::vector<std::pair<int64_t, std::string>> files;
+  for (const auto& n : names) {
+    struct stat st;
+    const std::string p = JoinPath(dir, n);
+    if (::stat(p.c_str(), &st) == 0) files.emplace_back(st.st_mtime, p);
+  }
+  std::sort(files.rbegin(), files.rend());
+  for (size_t i = 2 * kDivergedRetain; i < files.size(); i++) {
+    Env::Default()->RemoveFile(files[i].second).PermitUnchecked();
+  }
+  // Our history is the master's up to `at`: ask for the rest under its id.
+  replid_ = id;
+  link_shared_->set_replid(id);
+  link_shared_->applied = server_.journal().end_offset();
+  applier_ = NewApplier();
+  StoreState(false).PermitUnchecked();
+  return Status::OK();
 }
 
 Status Replication::InstallFullSync(const std::string& rdb, const std::string& id, uint64_t off) {

@@ -119,6 +119,7 @@ class Replication {
   void StopLink();
   // Link thread → command thread.
   void ApplyFromMaster(std::shared_ptr<const std::string> bytes);
+  Status Rewind(uint64_t at, const std::string& replid);
   Status InstallFullSync(const std::string& rdb, const std::string& replid, uint64_t offset);
   // A new history from here on (REPLICAOF NO ONE, unclean restart).
   void ShiftReplid();

@@ -91,8 +91,8 @@ class Server:
                        if n.startswith("appendonly.aof.") and n[-1].isdigit())
         return [os.path.join(self.aof_dir, n) for n in names]
 
-    def start(self, *extra, expect_ok=True, timeout=30.0):
-        self.port = free_port()
+    def start(self, *extra, expect_ok=True, timeout=30.0, port=None):
+        self.port = port or free_port()
         self.starts += 1
         with open(self.log_path, "a") as log:
             log.write(f"\n=== start {self.starts} ===\n")

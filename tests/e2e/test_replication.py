@@ -355,3 +355,55 @@ def test_an_interrupted_full_sync_never_leaves_the_replica_empty_or_partial(tmp_
             rc.mset({f"old:{i}": "o" for i in range(50)})
     finally:
         proxy.close()
+
+
+@feedkv_only
+def test_an_old_master_rejoining_cuts_its_diverged_tail_instead_of_a_full_sync(tmp_path):
+    master, r1 = start_pair(tmp_path)
+    mc = master.client()
+    write_mix(mc, "common", 100)
+    wait_until(lambda: offsets_match(master, r1), timeout=30, what="catch-up")
+    r1c = r1.client()
+    r1c.execute_command("REPLICAOF", "NO", "ONE")
+    for i in range(50):
+        mc.set(f"diverged:{i}", "lost")  # the old master goes on alone
+    r1c.set("after-failover", "kept")
+    full = r1.info("stats")["sync_full"]
+    mc.execute_command("REPLICAOF", "127.0.0.1", r1.port)
+    wait_until(lambda: offsets_match(r1, master), timeout=30, what="the old master to follow")
+    stats = r1.info("stats")
+    assert stats["sync_full"] == full, "the old master cut its tail and continued"
+    assert stats["sync_truncate"] == 1
+    assert mc.get("after-failover") == "kept"
+    assert mc.exists("diverged:1") == 0
+    assert digest(master) == digest(r1)
+    aside = tmp_path / "master" / "diverged"
+    files = [p for p in aside.iterdir() if p.suffix == ".aof"]
+    assert len(files) == 1 and b"diverged:49" in files[0].read_bytes()
+
+
+@feedkv_only
+def test_a_master_restarted_clean_or_killed_keeps_its_replicas_incremental(tmp_path):
+    master, replica = start_pair(tmp_path)
+    mc = master.client()
+    write_mix(mc, "x", 100)
+    wait_until(lambda: offsets_match(master, replica), timeout=30, what="catch-up")
+    for how in ("clean", "kill9"):
+        old_id = master.info("replication")["master_replid"]
+        port = master.port
+        if how == "clean":
+            master.stop()
+        else:
+            master.kill9()
+        master.start(port=port)
+        mc = master.client()
+        info = master.info("replication")
+        if how == "clean":
+            assert info["master_replid"] == old_id
+        else:
+            assert info["master_replid"] != old_id and info["master_replid2"] == old_id
+        write_mix(mc, f"after-{how}", 50)
+        wait_until(lambda: offsets_match(master, replica), timeout=60, what=f"catch-up after {how}")
+        stats = master.info("stats")
+        assert stats["sync_full"] == 0 and stats["sync_partial_ok"] >= 1, how
+        assert digest(master) == digest(replica)
