@@ -46,6 +46,14 @@ void Sync(CommandContext& ctx) {
   Repl(ctx)->Psync(ctx, false);
 }
 
+void Failover(CommandContext& ctx) {
+  if (Repl(ctx) == nullptr) {
+    ctx.Error("ERR FAILOVER requires connected replicas.");
+    return;
+  }
+  Repl(ctx)->Failover(ctx);
+}
+
 void Role(CommandContext& ctx) {
   if (Repl(ctx) != nullptr) {
     Repl(ctx)->Role(ctx.reply);
@@ -146,6 +154,7 @@ const CommandSpec kCommands[] = {
     {"replconf", -1, kRepl | kLoading | kAllowBusy, 0, 0, 0, Replconf, "An internal command for configuring the replication stream.", "server"},
     {"psync", -3, kRepl | kNoMulti, 0, 0, 0, Psync, "An internal command used in replication.", "server"},
     {"sync", 1, kRepl | kNoMulti, 0, 0, 0, Sync, "An internal command used in replication.", "server"},
+    {"failover", -1, kRepl, 0, 0, 0, Failover, "Starts a coordinated failover from a server to one of its replicas.", "server"},
     {"role", 1, kNoScript | kLoading | kStale | kFast | kAclAdmin | kAclDangerous, 0, 0, 0, Role, "Returns the replication role.", "server"},
     {"wait", 3, kAclConnection, 0, 0, 0, Wait, "Blocks until the asynchronous replication of all preceding write commands sent by the connection is completed.", "generic"},
     {"waitaof", 4, kAclConnection, 0, 0, 0, WaitAof, "Blocks until all of the preceding write commands sent by the connection are written to the append-only file of the master and/or replicas.", "generic"},

@@ -256,8 +256,9 @@ std::string MasterLink::Session() {
   std::string replid = o_.shared->replid();
   const uint64_t applied = o_.shared->applied.load();
   std::string offset = std::to_string(applied + 1);
-  bool ok = replid.empty() ? Send(Resp({"PSYNC", "?", "-1"}), &why)
-                           : Send(Resp({"PSYNC", replid, offset}), &why);
+  bool ok = replid.empty()   ? Send(Resp({"PSYNC", "?", "-1"}), &why)
+            : o_.failover ? Send(Resp({"PSYNC", replid, offset, "FAILOVER"}), &why)
+                          : Send(Resp({"PSYNC", replid, offset}), &why);
   if (!ok || !ReadLine(&r, &why)) return why;
   if (r.starts_with("+FULLRESYNC")) {
     // +FULLRESYNC <replid> <offset>

@@ -67,6 +67,8 @@ struct LinkOptions {
   std::string dir;  // staging happens in dir/sync-tmp-<pid>/
   int64_t timeout_ms = 60000;
   int64_t ack_period_ms = 1000;
+  // FAILOVER: the first PSYNC says so, and the target promotes itself.
+  bool failover = false;
   std::shared_ptr<LinkShared> shared;
   // Link thread; block until the command thread has done it. install loads
   // the staged snapshot at log offset `offset` of history `replid`.

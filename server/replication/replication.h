@@ -77,6 +77,9 @@ class Replication {
   // Whether clients may be served their reads (replica-serve-stale-data).
   bool ServesStaleData() const;
 
+  // FAILOVER [TO host port [FORCE]] [ABORT] [TIMEOUT ms], as Redis 7.
+  void Failover(CommandContext& ctx);
+
   void Role(protocol::ReplyWriter& w) const;
   void Info(std::string* out) const;
 
@@ -115,7 +118,10 @@ class Replication {
   void StartSender(Client& c, Replica& r, bool full, uint64_t from);
   void SenderExited(uint64_t id, const std::string& reason);
   void Cron(int64_t now_ms);
-  void StartLink(const std::string& host, int port);
+  // `failover`: this master hands over to that replica (PSYNC ... FAILOVER).
+  void StartLink(const std::string& host, int port, bool failover = false);
+  void FailoverCron(int64_t now_ms);
+  void EndFailover(const std::string& why, bool back_to_master);
   void StopLink();
   // Link thread → command thread.
   void ApplyFromMaster(std::shared_ptr<const std::string> bytes);
@@ -152,6 +158,13 @@ class Replication {
   int64_t link_down_since_ms_ = 0;
   int64_t apply_error_offset_ = -1;
   bool full_sync_in_progress_ = false;
+
+  // FAILOVER (server/replication/replication_failover.cc).
+  enum class FailoverState { kNone, kWaitingForSync, kInProgress } failover_ = FailoverState::kNone;
+  std::string failover_host_;
+  int failover_port_ = 0;
+  int64_t failover_deadline_ms_ = 0;  // 0: no TIMEOUT
+  bool failover_force_ = false;
 };
 
 }  // namespace feedkv::server

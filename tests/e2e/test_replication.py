@@ -407,3 +407,48 @@ def test_a_master_restarted_clean_or_killed_keeps_its_replicas_incremental(tmp_p
         stats = master.info("stats")
         assert stats["sync_full"] == 0 and stats["sync_partial_ok"] >= 1, how
         assert digest(master) == digest(replica)
+
+
+def test_failover_to_a_replica_loses_no_acknowledged_write(tmp_path):
+    import threading
+    master, replica = start_pair(tmp_path)
+    acked, stop = [], threading.Event()
+
+    def writer():
+        c = master.client()
+        i = 0
+        while not stop.is_set():
+            try:
+                c.set(f"fo:{i}", i)
+                acked.append(i)
+            except redis.ResponseError:
+                pass  # -READONLY once the hand-over is done
+            i += 1
+
+    t = threading.Thread(target=writer, daemon=True)
+    t.start()
+    time.sleep(0.3)
+    mc = master.client()
+    with pytest.raises(redis.ResponseError, match="FAILOVER with force option requires both a timeout and target HOST and IP"):
+        mc.execute_command("FAILOVER", "FORCE")
+    with pytest.raises(redis.ResponseError, match="No failover in progress"):
+        mc.execute_command("FAILOVER", "ABORT")
+    with pytest.raises(redis.ResponseError, match="is not a replica"):
+        mc.execute_command("FAILOVER", "TO", "127.0.0.1", 1, "TIMEOUT", 1000)
+    assert mc.execute_command("FAILOVER", "TO", "127.0.0.1", replica.port, "TIMEOUT", 10000) \
+        in (True, "OK")
+    wait_until(lambda: replica.client().execute_command("ROLE")[0] == "master" and
+               link_up(master), timeout=30, what="the hand-over")
+    stop.set()
+    t.join(timeout=30)
+    assert master.client().execute_command("ROLE")[0] == "slave"
+    assert master.info("replication")["master_failover_state"] == "no-failover"
+    with pytest.raises(redis.ResponseError, match="FAILOVER is not valid when server is a replica"):
+        master.client().execute_command("FAILOVER")
+    rc = replica.client()
+    assert acked, "the writer got some writes in"
+    missing = [i for i in acked if rc.get(f"fo:{i}") != str(i)]
+    assert not missing, f"{len(missing)} acknowledged writes lost, first {missing[:5]}"
+    rc.set("after", "1")
+    wait_until(lambda: offsets_match(replica, master), timeout=30, what="the old master to follow")
+    assert digest(master) == digest(replica)
