@@ -452,3 +452,83 @@ def test_failover_to_a_replica_loses_no_acknowledged_write(tmp_path):
     rc.set("after", "1")
     wait_until(lambda: offsets_match(replica, master), timeout=30, what="the old master to follow")
     assert digest(master) == digest(replica)
+
+
+@feedkv_only
+def test_a_master_killed_under_load_with_everysec_never_costs_a_full_sync(tmp_path):
+    import threading
+    master = Server(tmp_path / "master", fsync="everysec").start()
+    replica = Server(tmp_path / "replica", fsync="everysec")
+    replica.start("--replicaof", "127.0.0.1", str(master.port))
+    wait_until(lambda: link_up(replica), timeout=30, what="the link")
+    port = master.port
+    stop = threading.Event()
+
+    def load():
+        c = master.client(socket_timeout=5)
+        i = 0
+        while not stop.is_set():
+            try:
+                p = c.pipeline(transaction=False)
+                for _ in range(50):
+                    p.set(f"load:{i}", "v" * 200)
+                    i += 1
+                p.execute()
+            except redis.RedisError:
+                return
+
+    t = threading.Thread(target=load, daemon=True)
+    t.start()
+    time.sleep(1.0)
+    master.kill9()  # mid-load: the replica may hold a tail the master lost
+    stop.set()
+    t.join(timeout=10)
+    master.start(port=port)
+    wait_until(lambda: offsets_match(master, replica), timeout=60, what="the replica to rejoin")
+    stats = master.info("stats")
+    assert stats["sync_full"] == 0, "continued or truncated, never a full sync"
+    assert digest(master) == digest(replica)
+
+
+@feedkv_only
+def test_every_family_replicates_while_a_full_sync_runs_under_writes(tmp_path):
+    """Writes keep coming while the replica's full sync is chosen, sent and
+    loaded: the snapshot's position and the stream after it must meet exactly."""
+    import random
+    import threading
+    master = Server(tmp_path / "master").start()
+    mc = master.client()
+    mc.execute_command("COUNTER.CREATE", "post", "like:24", "read:32")
+    write_mix(mc, "base", 200)
+    stop = threading.Event()
+
+    def load():
+        c = master.client()
+        rng = random.Random(3)
+        i = 0
+        while not stop.is_set():
+            p = c.pipeline(transaction=False)
+            for _ in range(20):
+                uid = rng.randrange(200)
+                p.execute_command("LSADD", f"follow:{uid}", rng.randrange(1, 1 << 62))
+                p.execute_command("COUNTER.INCRBY", "post", rng.randrange(1 << 40), "like", 1)
+                p.set(f"k:{i}", i, ex=rng.choice([None, 3600]))
+                if i % 7 == 0:
+                    p.delete(f"k:{i - 3}")
+                    p.execute_command("LSREM", f"follow:{uid}", 1)
+                i += 1
+            p.execute()
+
+    t = threading.Thread(target=load, daemon=True)
+    t.start()
+    replica = Server(tmp_path / "replica")
+    replica.start("--replicaof", "127.0.0.1", str(master.port))
+    wait_until(lambda: link_up(replica), timeout=30, what="the link")
+    time.sleep(1.0)
+    stop.set()
+    t.join(timeout=30)
+    wait_until(lambda: offsets_match(master, replica), timeout=60, what="catch-up")
+    assert digest(master) == digest(replica)
+    rc = replica.client()
+    assert rc.execute_command("LSCARD", "follow:1") == mc.execute_command("LSCARD", "follow:1")
+    assert rc.execute_command("COUNTER.INFO", "post") is not None
