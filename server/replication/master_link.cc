@@ -11,15 +11,16 @@
 #include <xxhash.h>
 
 #include <cerrno>
-#include <charconv>
 #include <chrono>
 #include <cstring>
 
 #include <fmt/format.h>
 
 #include "server/replication/socket_send.h"
+#include "storage/aof_format.h"
 #include "storage/aof_reader.h"
 #include "storage/file_io.h"
+#include "storage/int_text.h"
 
 namespace feedkv::server {
 
@@ -54,14 +55,17 @@ bool SafeName(std::string_view n) {
   return true;
 }
 
+// A non-negative integer in Redis's strict form.
 bool ParseU64(std::string_view s, uint64_t* out) {
-  auto r = std::from_chars(s.data(), s.data() + s.size(), *out);
-  return r.ec == std::errc() && r.ptr == s.data() + s.size() && !s.empty();
+  int64_t v = 0;
+  if (!ParseCanonicalInt64(s, &v) || v < 0) return false;
+  *out = static_cast<uint64_t>(v);
+  return true;
 }
 
 std::string Resp(std::initializer_list<std::string_view> argv) {
-  std::string out = fmt::format("*{}\r\n", argv.size());
-  for (std::string_view a : argv) out += fmt::format("${}\r\n{}\r\n", a.size(), a);
+  std::string out;
+  aof::AppendCommand(&out, std::span<const std::string_view>(argv.begin(), argv.size()));
   return out;
 }
 

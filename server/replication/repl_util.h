@@ -4,8 +4,10 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "storage/status.h"
 
@@ -20,14 +22,15 @@ inline constexpr size_t kDivergedRetain = 3;
 inline constexpr std::string_view kNoReplid = "0000000000000000000000000000000000000000";
 
 std::string RandomHex40(Server& s);
-bool ParseI64(std::string_view s, int64_t* out);
 bool IsHex40(std::string_view s);
 // "host port" (the replicaof setting); false when malformed.
 bool SplitHostPort(std::string_view v, std::string* host, int* port);
 // Percent of the file system holding `dir` that is free; -1 if unknown.
 int64_t FreeDiskPercent(const std::string& dir);
-// Write temp, fsync, rename.
-Status WriteFileAtomically(const std::string& path, const std::string& text);
+// Calls fn(line) for every line of `text` (without the newline).
+void ForEachLine(std::string_view text, const std::function<void(std::string_view)>& fn);
+// The space-separated words of `line`.
+std::vector<std::string_view> Words(std::string_view line);
 
 }  // namespace repl
 }  // namespace feedkv::server

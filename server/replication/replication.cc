@@ -21,29 +21,18 @@
 #include "server/server.h"
 #include "storage/aof_reader.h"
 #include "storage/file_io.h"
+#include "storage/int_text.h"
 #include "storage/rdb_format.h"
 
 namespace feedkv::server {
 
 using repl::RandomHex40;
 
-namespace {
 
-bool EqualsFailover(std::string_view s) {
-  static constexpr std::string_view kWord = "failover";
-  if (s.size() != kWord.size()) return false;
-  for (size_t i = 0; i < s.size(); i++) {
-    if (std::tolower(static_cast<unsigned char>(s[i])) != kWord[i]) return false;
-  }
-  return true;
-}
-
-}  // namespace
-
-using repl::ParseI64;
+using repl::ForEachLine;
 using repl::IsHex40;
+using repl::Words;
 using repl::SplitHostPort;
-using repl::WriteFileAtomically;
 using repl::kNoReplid;
 
 
@@ -69,22 +58,18 @@ Status Replication::LoadState(bool* clean, bool* was_master) {
   if (!s.ok()) return s;
   *clean = false;
   *was_master = true;
-  size_t pos = 0;
-  while (pos < text.size()) {
-    size_t nl = text.find('\n', pos);
-    if (nl == std::string::npos) nl = text.size();
-    std::string_view line(text.data() + pos, nl - pos);
-    pos = nl + 1;
-    size_t sp = line.find(' ');
-    if (sp == std::string_view::npos) continue;
-    std::string_view k = line.substr(0, sp), v = line.substr(sp + 1);
+  // One "key value" fact per line.
+  ForEachLine(text, [&](std::string_view line) {
+    std::vector<std::string_view> w = Words(line);
+    if (w.size() != 2) return;
+    std::string_view k = w[0], v = w[1];
     if (k == "replid" && IsHex40(v)) replid_ = std::string(v);
     if (k == "replid2" && IsHex40(v)) replid2_ = std::string(v);
-    if (k == "second_offset") ParseI64(v, &second_offset_);
+    if (k == "second_offset") ParseCanonicalInt64(v, &second_offset_);
     if (k == "replica_id" && IsHex40(v)) replica_id_ = std::string(v);
     if (k == "clean") *clean = v == "yes";
     if (k == "role") *was_master = v == "master";
-  }
+  });
   return Status::OK();
 }
 
@@ -94,7 +79,7 @@ Status Replication::StoreState(bool clean) {
       "replid {}\nreplid2 {}\nsecond_offset {}\nreplica_id {}\nrole {}\nclean {}\n",
       replid(), replid2_.empty() ? std::string(kNoReplid) : replid2_, second_offset_, replica_id_,
       is_replica() ? "replica" : "master", clean ? "yes" : "no");
-  Status s = WriteFileAtomically(state_path(), text);
+  Status s = WriteFileAtomic(Env::Default(), state_path(), text);
   if (!s.ok()) server_.Log(3, "Could not store the replication state: " + s.ToString());
   return s;
 }
@@ -203,12 +188,11 @@ void Replication::Replconf(CommandContext& ctx) {
   }
   Replica& r = ReplicaFor(ctx.client);
   for (size_t i = 1; i + 1 < ctx.argc(); i += 2) {
-    std::string opt(ctx.arg(i));
-    for (char& ch : opt) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+    const std::string opt = LowerAscii(ctx.arg(i));
     std::string_view v = ctx.arg(i + 1);
     if (opt == "listening-port") {
       int64_t p;
-      if (!ParseI64(v, &p) || p < 0 || p > 65535) {
+      if (!ParseCanonicalInt64(v, &p) || p < 0 || p > 65535) {
         ctx.Error("ERR value is not an integer or out of range");
         return;
       }
@@ -222,7 +206,7 @@ void Replication::Replconf(CommandContext& ctx) {
     } else if (opt == "ack" || opt == "fack") {
       // REPLCONF ACK <offset> [FACK <offset>]: no reply, as Redis.
       int64_t off;
-      if (!ParseI64(v, &off) || off < 0) return;
+      if (!ParseCanonicalInt64(v, &off) || off < 0) return;
       if (opt == "ack") {
         r.ack = std::max(r.ack, static_cast<uint64_t>(off));
         r.last_ack_ms = NowMs();
@@ -251,11 +235,8 @@ void Replication::Replconf(CommandContext& ctx) {
 void Replication::Psync(CommandContext& ctx, bool psync) {
   Client& c = ctx.client;
   if (c.replica) return;  // already fed
-  if (psync && ctx.argc() >= 4) {
-    if (!EqualsFailover(ctx.arg(3))) {
-      ctx.SyntaxError();
-      return;
-    }
+  // Redis 7.0 acts on a fourth argument only when it is FAILOVER.
+  if (psync && ctx.argc() >= 4 && EqualsIgnoreCase(ctx.arg(3), "failover")) {
     // Our master hands over (FAILOVER): we become the master of its history.
     if (!is_replica() || ctx.arg(1) != replid()) {
       ctx.Error("ERR PSYNC FAILOVER replid must match my replid.");
@@ -287,7 +268,7 @@ void Replication::Psync(CommandContext& ctx, bool psync) {
   if (psync && ctx.argc() >= 3) {
     std::string_view want = ctx.arg(1);
     int64_t x = 0;
-    if (want != "?" && ParseI64(ctx.arg(2), &x) && x >= 1) {
+    if (want != "?" && ParseCanonicalInt64(ctx.arg(2), &x) && x >= 1) {
       // x is the first byte the replica wants (offsets count from 1).
       const uint64_t next = static_cast<uint64_t>(x - 1);
       const bool in_log = next >= first && next <= end;

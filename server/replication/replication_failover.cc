@@ -15,26 +15,18 @@
 
 namespace feedkv::server {
 
-using repl::ParseI64;
 
 namespace {
 
 constexpr int64_t kPauseStepMs = 3600 * 1000;
 
-bool Eq(std::string_view a, std::string_view lower) {
-  if (a.size() != lower.size()) return false;
-  for (size_t i = 0; i < a.size(); i++) {
-    if (std::tolower(static_cast<unsigned char>(a[i])) != lower[i]) return false;
-  }
-  return true;
-}
 
 }  // namespace
 
 void Replication::Failover(CommandContext& ctx) {
   // As Redis's failoverCommand: ABORT alone, else the options, then the
   // state checks in its order.
-  if (ctx.argc() == 2 && Eq(ctx.arg(1), "abort")) {
+  if (ctx.argc() == 2 && EqualsIgnoreCase(ctx.arg(1), "abort")) {
     if (failover_ == FailoverState::kNone) {
       ctx.Error("ERR No failover in progress.");
       return;
@@ -48,19 +40,19 @@ void Replication::Failover(CommandContext& ctx) {
   bool to = false, force = false;
   for (size_t i = 1; i < ctx.argc(); i++) {
     std::string_view a = ctx.arg(i);
-    if (Eq(a, "timeout") && i + 1 < ctx.argc() && timeout == 0) {
+    if (EqualsIgnoreCase(a, "timeout") && i + 1 < ctx.argc() && timeout == 0) {
       if (!ctx.IntArg(i + 1, &timeout)) return;
       if (timeout <= 0) {
         ctx.Error("ERR FAILOVER timeout must be greater than 0");
         return;
       }
       i++;
-    } else if (Eq(a, "to") && i + 2 < ctx.argc() && !to) {
+    } else if (EqualsIgnoreCase(a, "to") && i + 2 < ctx.argc() && !to) {
       if (!ctx.IntArg(i + 2, &port)) return;
       to = true;
       host = std::string(ctx.arg(i + 1));
       i += 2;
-    } else if (Eq(a, "force") && !force) {
+    } else if (EqualsIgnoreCase(a, "force") && !force) {
       force = true;
     } else {
       ctx.SyntaxError();

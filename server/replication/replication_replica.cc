@@ -22,11 +22,11 @@
 #include "server/server.h"
 #include "storage/aof_reader.h"
 #include "storage/file_io.h"
+#include "storage/int_text.h"
 #include "storage/rdb_format.h"
 
 namespace feedkv::server {
 
-using repl::ParseI64;
 using repl::kDivergedRetain;
 
 // --- replica side ---
@@ -215,11 +215,7 @@ Status Replication::InstallFullSync(const std::string& rdb, const std::string& i
 void Replication::ReplicaOf(CommandContext& ctx) {
   std::string host(ctx.arg(1));
   std::string port_s(ctx.arg(2));
-  auto lower = [](std::string s) {
-    for (char& ch : s) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
-    return s;
-  };
-  if (lower(host) == "no" && lower(port_s) == "one") {
+  if (EqualsIgnoreCase(host, "no") && EqualsIgnoreCase(port_s, "one")) {
     if (is_replica()) {
       StopLink();
       // A new history starts here; replicas of the old one continue with us
@@ -232,7 +228,7 @@ void Replication::ReplicaOf(CommandContext& ctx) {
     return;
   }
   int64_t port = 0;
-  if (!ParseI64(port_s, &port) || port < 0 || port > 65535) {
+  if (!ParseCanonicalInt64(port_s, &port) || port < 0 || port > 65535) {
     ctx.Error("ERR Invalid master port");
     return;
   }

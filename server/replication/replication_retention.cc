@@ -22,14 +22,15 @@
 #include "server/server.h"
 #include "storage/aof_reader.h"
 #include "storage/file_io.h"
+#include "storage/int_text.h"
 #include "storage/rdb_format.h"
 
 namespace feedkv::server {
 
-using repl::ParseI64;
+using repl::ForEachLine;
 using repl::IsHex40;
+using repl::Words;
 using repl::FreeDiskPercent;
-using repl::WriteFileAtomically;
 
 bool Replication::NeedsLog() const { return is_replica() || !replicas_.empty() || !known_.empty(); }
 
@@ -108,31 +109,20 @@ Status Replication::LoadKnown() {
   std::string text;
   Status s = Env::Default()->ReadFile(JoinPath(server_.cfg().dir, "replicas.state"), &text);
   if (!s.ok()) return s;
-  size_t pos = 0;
-  while (pos < text.size()) {
-    size_t nl = text.find('\n', pos);
-    if (nl == std::string::npos) nl = text.size();
-    std::string_view line(text.data() + pos, nl - pos);
-    pos = nl + 1;
+  ForEachLine(text, [&](std::string_view line) {
     // replica <id> <addr> <offset> <last_seen_ms>
-    std::vector<std::string_view> f;
-    for (size_t a = 0; a <= line.size();) {
-      size_t b = line.find(' ', a);
-      if (b == std::string_view::npos) b = line.size();
-      f.push_back(line.substr(a, b - a));
-      a = b + 1;
-    }
+    std::vector<std::string_view> f = Words(line);
     int64_t off = 0, seen = 0;
-    if (f.size() != 5 || f[0] != "replica" || !IsHex40(f[1]) || !ParseI64(f[3], &off) ||
-        !ParseI64(f[4], &seen) || off < 0) {
-      continue;
+    if (f.size() != 5 || f[0] != "replica" || !IsHex40(f[1]) || !ParseCanonicalInt64(f[3], &off) ||
+        !ParseCanonicalInt64(f[4], &seen) || off < 0) {
+      return;
     }
     KnownReplica& k = known_[std::string(f[1])];
     k.addr = std::string(f[2]);
     k.offset = static_cast<uint64_t>(off);
     k.last_seen_ms = seen;
     persistence_.log_tail()->Pin(PinOwner(std::string(f[1])), k.offset);
-  }
+  });
   return Status::OK();
 }
 
@@ -142,7 +132,7 @@ void Replication::StoreKnown() {
     text += fmt::format("replica {} {} {} {}\n", id, k.addr, k.offset,
                         k.connected ? NowMs() : k.last_seen_ms);
   }
-  Status s = WriteFileAtomically(JoinPath(server_.cfg().dir, "replicas.state"), text);
+  Status s = WriteFileAtomic(Env::Default(), JoinPath(server_.cfg().dir, "replicas.state"), text);
   if (!s.ok()) server_.Log(3, "Could not store the known replicas: " + s.ToString());
   known_stored_ms_ = NowMs();
 }

@@ -532,3 +532,19 @@ def test_every_family_replicates_while_a_full_sync_runs_under_writes(tmp_path):
     rc = replica.client()
     assert rc.execute_command("LSCARD", "follow:1") == mc.execute_command("LSCARD", "follow:1")
     assert rc.execute_command("COUNTER.INFO", "post") is not None
+
+
+def test_bad_replication_handshakes_get_redis_errors_and_change_nothing(tmp_path):
+    srv = Server(tmp_path / "one").start()
+    c = srv.client()
+    c.set("k", "v")
+    with pytest.raises(redis.ResponseError, match="value is not an integer or out of range"):
+        c.execute_command("REPLCONF", "listening-port", "abc")
+    with pytest.raises(redis.ResponseError, match="Unrecognized REPLCONF option: bogus"):
+        c.execute_command("REPLCONF", "bogus", "1")
+    with pytest.raises(redis.ResponseError, match="syntax error"):
+        c.execute_command("REPLCONF", "listening-port")
+    with pytest.raises(redis.ResponseError, match="wrong number of arguments"):
+        c.execute_command("PSYNC", "?")
+    assert c.execute_command("REPLCONF", "capa", "eof") in (True, "OK")
+    assert c.get("k") == "v" and c.execute_command("ROLE")[0] == "master"
