@@ -1,5 +1,5 @@
 // Persistence commands: SAVE, BGSAVE, BGREWRITEAOF, LASTSAVE, and DEBUG
-// (DIGEST, DIGEST-VALUE, RELOAD, SLEEP, OBJECT, HELP). The work is done by
+// (DIGEST, DIGEST-VALUE, RELOAD, SLEEP, OBJECT, POPULATE, HELP). The work is done by
 // server/persistence.{h,cc}; these handlers parse and reply.
 #include <chrono>
 #include <cstdlib>
@@ -12,6 +12,7 @@
 #include "server/persistence.h"
 #include "server/server.h"
 #include "storage/database.h"
+#include "storage/int_text.h"
 #include "storage/rdb_digest.h"
 
 namespace feedkv::server {
@@ -77,6 +78,11 @@ constexpr std::string_view kDebugHelp[] = {
     "    Output a hex signature of the values of all the specified keys.",
     "OBJECT <key>",
     "    Show low level info about the key and associated value.",
+    "POPULATE <count> [<prefix>] [<size>]",
+    "    Create <count> string keys named key:<num>. If <prefix> is specified then",
+    "    it is used instead of the 'key' prefix. These are not propagated to",
+    "    replicas. Cluster slots are not respected so keys not belonging to the",
+    "    current node can be created in cluster mode.",
     "RELOAD [NOSAVE]",
     "    Save the snapshot on disk, empty the dataset and reload it.",
     "    NOSAVE: reload the existing snapshot without saving first.",
@@ -85,6 +91,36 @@ constexpr std::string_view kDebugHelp[] = {
     "HELP",
     "    Print this help.",
 };
+
+// DEBUG POPULATE count [prefix] [size], as Redis: string keys <prefix>:<n>
+// holding "value:<n>" (or that text cut or zero-padded to `size` bytes);
+// existing keys are left alone. Like Redis it is not propagated: the keys
+// reach the log only through the next snapshot (BGSAVE, BGREWRITEAOF).
+void Populate(CommandContext& ctx) {
+  // Redis answers the same text for "x" and for "-1" here.
+  auto positive = [&](size_t i, int64_t* out) {
+    if (ParseCanonicalInt64(ctx.arg(i), out) && *out >= 0) return true;
+    ctx.Error("ERR value is out of range, must be positive");
+    return false;
+  };
+  int64_t count = 0;
+  int64_t size = 0;
+  if (!positive(2, &count)) return;
+  if (ctx.argc() == 5 && !positive(4, &size)) return;
+  const std::string prefix = ctx.argc() >= 4 ? std::string(ctx.arg(3)) : "key";
+  Database& db = ctx.db();
+  std::string key;
+  std::string value;
+  for (int64_t j = 0; j < count; j++) {
+    key = fmt::format("{}:{}", prefix, j);
+    if (db.Lookup(key, ctx.now_ms()) != nullptr) continue;
+    value = fmt::format("value:{}", j);
+    if (size > 0) value.resize(static_cast<size_t>(size), '\0');
+    db.SetString(key, value, kNoExpire, false);
+    ctx.server.TouchKey(db.index(), key);
+  }
+  ctx.reply.Ok();
+}
 
 void Debug(CommandContext& ctx) {
   std::string_view sub = ctx.arg(1);
@@ -133,6 +169,7 @@ void Debug(CommandContext& ctx) {
     ctx.reply.Ok();
     return;
   }
+  if (EqualsIgnoreCase(sub, "POPULATE") && ctx.argc() >= 3 && ctx.argc() <= 5) return Populate(ctx);
   if (EqualsIgnoreCase(sub, "OBJECT") && ctx.argc() == 3) {
     const Entry* e = ctx.db().Lookup(ctx.arg(2), ctx.now_ms());
     if (e == nullptr) return ctx.Error("ERR no such key");
@@ -164,7 +201,7 @@ const CommandSpec kCommands[] = {
     {"lastsave", 1, kFast | kLoading | kStale | kAclAdmin | kAclDangerous, 0, 0, 0, LastSave,
      "Returns the Unix timestamp of the last successful save to disk.", "server"},
     {"debug", -2, kAdmin | kNoScript | kLoading | kStale | kProtected, 0, 0, 0, Debug,
-     "A container for debugging commands (DIGEST, DIGEST-VALUE, RELOAD, SLEEP, OBJECT).", "server"},
+     "A container for debugging commands (DIGEST, DIGEST-VALUE, RELOAD, SLEEP, OBJECT, POPULATE).", "server"},
 };
 
 }  // namespace

@@ -232,7 +232,9 @@ void Replication::ReplicaOf(CommandContext& ctx) {
     ctx.Error("ERR Invalid master port");
     return;
   }
-  if (is_replica() && master_host_ == host && master_port_ == port) {
+  // The same master again is a no-op, as Redis, unless applying its log
+  // stopped on an error: then it is the retry docs/replication.md promises.
+  if (is_replica() && master_host_ == host && master_port_ == port && apply_error_offset_ < 0) {
     server_.Log(2, "REPLICAOF would result into synchronization with the master we are already "
                    "connected with. No operation performed.");
     ctx.reply.Simple("OK Already connected to specified master");

@@ -12,6 +12,7 @@ import subprocess
 import time
 
 import pytest
+import redis
 
 from conftest import RespError, is_real_redis, wait_until
 
@@ -345,3 +346,18 @@ def test_redis_cli_hotkeys(server):
     out = subprocess.run([cli, "-h", "127.0.0.1", "-p", str(server.port), "--hotkeys"],
                          capture_output=True, text=True, timeout=30)
     assert out.returncode == 1 and "An LFU maxmemory policy is not selected" in out.stderr
+
+
+def test_debug_populate_creates_string_keys_and_leaves_existing_ones(r):
+    r.set("key:1", "mine")
+    assert r.execute_command("DEBUG", "POPULATE", "3") in (True, "OK")
+    assert r.dbsize() == 3
+    assert r.get("key:0") == "value:0" and r.get("key:2") == "value:2"
+    assert r.get("key:1") == "mine"
+    assert r.execute_command("DEBUG", "POPULATE", "2", "p", "12") in (True, "OK")
+    assert r.strlen("p:0") == 12 and r.getrange("p:1", 0, 6) == "value:1"
+    assert r.execute_command("DEBUG", "POPULATE", "1", "q", "3") in (True, "OK")
+    assert r.get("q:0") == "val"
+    for bad in (("-1",), ("x",), ("1", "key", "-5"), ("1", "key", "big")):
+        with pytest.raises(redis.ResponseError, match="value is out of range, must be positive"):
+            r.execute_command("DEBUG", "POPULATE", *bad)

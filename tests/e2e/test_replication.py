@@ -548,3 +548,36 @@ def test_bad_replication_handshakes_get_redis_errors_and_change_nothing(tmp_path
         c.execute_command("PSYNC", "?")
     assert c.execute_command("REPLCONF", "capa", "eof") in (True, "OK")
     assert c.get("k") == "v" and c.execute_command("ROLE")[0] == "master"
+
+
+@feedkv_only
+def test_a_master_command_that_fails_on_the_replica_stops_applying_and_skips_nothing(tmp_path):
+    # Redis logs such an error and goes on, so the replica silently differs
+    # from then on; feedkv stops at the failing command and says where.
+    master, replica = start_pair(tmp_path, replica_args=("--enable-debug-command", "yes"))
+    mc, rc = master.client(), replica.client()
+    mc.set("before", "1")
+    wait_until(lambda: offsets_match(master, replica), timeout=30, what="the replica to catch up")
+    # DEBUG POPULATE is not propagated: key:0 is a string on the replica only.
+    assert rc.execute_command("DEBUG", "POPULATE", "1") in (True, "OK")
+    assert rc.type("key:0") == "string" and mc.exists("key:0") == 0
+    mc.execute_command("LSADD", "key:0", 5)
+    mc.set("after", "2")
+
+    def stopped_at():
+        return replica.info("replication").get("repl_apply_error", -1)
+
+    wait_until(lambda: stopped_at() >= 0, timeout=30, what="the replica to stop applying")
+    at = stopped_at()
+    info = replica.info("replication")
+    assert info["master_link_status"] == "down"
+    assert at < master.info("replication")["master_repl_offset"]
+    assert rc.get("before") == "1" and rc.get("after") is None
+    assert rc.type("key:0") == "string"
+    assert f"Replication stopped at offset {at}" in replica.log_text()
+    # REPLICAOF the same master again retries from the same place, and stops
+    # there again: the failing command is never skipped.
+    assert rc.execute_command("REPLICAOF", "127.0.0.1", master.port) in (True, "OK")
+    wait_until(lambda: replica.log_text().count(f"Replication stopped at offset {at}") == 2,
+               timeout=30, what="the retry to stop at the same offset")
+    assert stopped_at() == at and rc.get("after") is None
