@@ -397,6 +397,8 @@ Config::Config() {
   Int("min-replicas-to-write", &ServerConfig::min_replicas_to_write, 0, INT32_MAX, true);
   Int("min-replicas-max-lag", &ServerConfig::min_replicas_max_lag, 0, INT32_MAX, true);
   Bool("replica-serve-stale-data", &ServerConfig::replica_serve_stale_data, true);
+  Str("replica-announce-ip", &ServerConfig::replica_announce_ip, true);
+  Int("replica-announce-port", &ServerConfig::replica_announce_port, 0, 65535, true);
   Int("repl-retain-max-age", &ServerConfig::repl_retain_max_age, 0, INT64_MAX, true);
   Memory("repl-retain-max-bytes", &ServerConfig::repl_retain_max_bytes, true);
   Int("repl-retain-min-free-disk", &ServerConfig::repl_retain_min_free_disk, 0, 100, true);
@@ -419,6 +421,8 @@ Config::Config() {
   AddAlias("min-slaves-to-write", "min-replicas-to-write");
   AddAlias("min-slaves-max-lag", "min-replicas-max-lag");
   AddAlias("slave-serve-stale-data", "replica-serve-stale-data");
+  AddAlias("slave-announce-ip", "replica-announce-ip");
+  AddAlias("slave-announce-port", "replica-announce-port");
   AddCompatSettings();
 }
 

@@ -103,6 +103,10 @@ struct ServerConfig {
   int64_t min_replicas_to_write = 0;
   int64_t min_replicas_max_lag = 10;
   bool replica_serve_stale_data = true;
+  // What a replica tells its master to list it as (NAT, containers): empty /
+  // 0 for the address the master sees and the port this node listens on.
+  std::string replica_announce_ip;
+  int64_t replica_announce_port = 0;
   // Segments are kept for known replicas (docs/replication.md): a disconnected
   // one for this many seconds; the retained log is capped at this many bytes
   // (0: no cap) and by this much free disk (percent).

@@ -84,7 +84,6 @@ const CompatSetting kSettings[] = {
     {"tls-session-caching", nullptr, Kind::kBool, "yes"},
     // Strings.
     {"aclfile", nullptr, Kind::kString, "", 0, 0, nullptr, kImmutable},
-    {"replica-announce-ip", "slave-announce-ip", Kind::kString, ""},
     {"cluster-announce-ip", nullptr, Kind::kString, ""},
     {"cluster-config-file", nullptr, Kind::kString, "nodes.conf", 0, 0, nullptr, kImmutable},
     {"cluster-announce-hostname", nullptr, Kind::kString, ""},
@@ -134,7 +133,6 @@ const CompatSetting kSettings[] = {
     {"active-defrag-threshold-upper", nullptr, Kind::kInt, "100", 0, 1000},
     {"replica-priority", "slave-priority", Kind::kInt, "100", 0, kIntMax},
     {"repl-diskless-sync-delay", nullptr, Kind::kInt, "5", 0, kIntMax},
-    {"replica-announce-port", "slave-announce-port", Kind::kInt, "0", 0, 65535},
     {"cluster-port", nullptr, Kind::kInt, "0", 0, 65535, nullptr, kImmutable},
     {"cluster-announce-bus-port", nullptr, Kind::kInt, "0", 0, 65535},
     {"cluster-announce-port", nullptr, Kind::kInt, "0", 0, 65535},

@@ -43,7 +43,10 @@ bool WaitingClients::Holds(const WaitCondition& c) const {
   switch (c.what) {
     case WaitFor::kLogWritten: return written_ >= c.offset;
     case WaitFor::kLogDurable: return durable_ >= c.offset;
-    case WaitFor::kReplicaAcks: return c.replicas <= 0;
+    case WaitFor::kReplicaAcks:
+      // WAITAOF 1 N ends on whichever comes last: the local fsync or the acks.
+      if (c.local_durable && durable_ < c.offset) return false;
+      return c.replicas <= 0 || (ack_counter_ && ack_counter_(c.offset, c.fsynced) >= c.replicas);
     case WaitFor::kAsyncDone:
     case WaitFor::kKeyReady: return false;
   }
@@ -140,6 +143,7 @@ void WaitingClients::LogProgress(WaitFor what, uint64_t offset) {
   if (what == WaitFor::kLogDurable) {
     durable_ = std::max(durable_, offset);
     written_ = std::max(written_, offset);  // fsynced implies written
+    if (on_durable_) on_durable_(durable_);
   } else {
     written_ = std::max(written_, offset);
   }
@@ -177,12 +181,11 @@ void WaitingClients::ReleaseLogHolds() {
   for (uint64_t id : released) server_.ResumeClient(id, /*command_ended=*/false);
 }
 
-void WaitingClients::ReplicaAcks(const std::function<int64_t(uint64_t offset, bool fsynced)>& acked) {
+void WaitingClients::ReplicaAcks() {
   std::vector<uint64_t> ready;
   for (const auto& [off, id] : by_offset_) {
     auto p = parked_.find(id);
-    if (p != parked_.end() && p->second.cond.what == WaitFor::kReplicaAcks &&
-        acked(off, p->second.cond.fsynced) >= p->second.cond.replicas) {
+    if (p != parked_.end() && p->second.cond.what == WaitFor::kReplicaAcks && Holds(p->second.cond)) {
       ready.push_back(id);
     }
   }

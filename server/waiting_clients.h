@@ -59,6 +59,7 @@ struct WaitCondition {
   uint64_t offset = 0;
   int64_t replicas = 0;
   bool fsynced = false;  // kReplicaAcks: the replicas must have fsynced it (WAITAOF)
+  bool local_durable = false;  // kReplicaAcks: and the local log too (WAITAOF 1 N)
   uint64_t token = 0;
   int db = 0;
   std::string key;
@@ -94,8 +95,15 @@ class WaitingClients {
   void LogProgress(WaitFor what, uint64_t offset);
   // The log is no longer kept (AOF turned off): held replies go out.
   void ReleaseLogHolds();
-  // `acked(offset)` counts the replicas that acknowledged offset.
-  void ReplicaAcks(const std::function<int64_t(uint64_t offset, bool fsynced)>& acked);
+  // Counts the replicas that acknowledged `offset` (fsynced: to their AOF).
+  // Set by the replication subsystem for its lifetime (empty: none).
+  using ReplicaAckCounter = std::function<int64_t(uint64_t offset, bool fsynced)>;
+  void SetReplicaAckCounter(ReplicaAckCounter counter) { ack_counter_ = std::move(counter); }
+  // Told each time the local log's fsynced offset advances (a replica passes
+  // it on to its master at once, so WAITAOF there need not wait a period).
+  void SetDurableListener(std::function<void(uint64_t durable)> fn) { on_durable_ = std::move(fn); }
+  // A replica acknowledged something: kReplicaAcks waits that now hold end.
+  void ReplicaAcks();
   void AsyncDone(uint64_t token);
   void KeyReady(int db, const std::string& key);
 
@@ -137,6 +145,8 @@ class WaitingClients {
   void OnTimer();
 
   Server& server_;
+  ReplicaAckCounter ack_counter_;
+  std::function<void(uint64_t)> on_durable_;
   uint64_t written_ = 0;
   uint64_t durable_ = 0;
   uint64_t next_seq_ = 0;

@@ -135,6 +135,7 @@ void WaitAof(CommandContext& ctx) {
     cond.what = WaitFor::kReplicaAcks;
     cond.replicas = numreplicas;
     cond.fsynced = true;
+    cond.local_durable = numlocal > 0;
   } else {
     cond.what = WaitFor::kLogDurable;
   }

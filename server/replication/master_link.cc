@@ -255,6 +255,10 @@ std::string MasterLink::Session() {
   const std::string port = std::to_string(o_.listening_port);
   if (!Command({"REPLCONF", "listening-port", port}, &r, &why)) return why;
   if (r[0] == '-') return "master refused REPLCONF listening-port: " + r;
+  if (!o_.announce_ip.empty()) {
+    if (!Command({"REPLCONF", "ip-address", o_.announce_ip}, &r, &why)) return why;
+    if (r[0] == '-') return "master refused REPLCONF ip-address: " + r;
+  }
   if (!Command({"REPLCONF", "capa", "eof", "capa", "psync2", "capa", "aofpos"}, &r, &why)) return why;
   if (!Command({"REPLCONF", "replica-id", o_.replica_id}, &r, &why)) return why;
   std::string replid = o_.shared->replid();
@@ -421,15 +425,18 @@ bool MasterLink::ReceiveFullSync(const std::string& replid, uint64_t offset, std
 bool MasterLink::MaybeAck(bool force, std::string* why) {
   const int64_t now = SteadyMs();
   const uint64_t applied = o_.shared->applied.load();
-  if (!force && now - last_ack_ms_ < o_.ack_period_ms &&
-      (applied == last_acked_ || now - last_ack_ms_ < 1)) {
+  const uint64_t durable = o_.shared->durable.load();
+  // Progress (applied or fsynced) is reported at once, at most once a
+  // millisecond; with none, once an ack period.
+  const bool progress = applied != last_acked_ || durable != last_facked_;
+  if (!force && now - last_ack_ms_ < o_.ack_period_ms && (!progress || now - last_ack_ms_ < 1)) {
     return true;
   }
   last_ack_ms_ = now;
   last_acked_ = applied;
-  return Send(Resp({"REPLCONF", "ACK", std::to_string(applied), "FACK",
-                       std::to_string(o_.shared->durable.load())}),
-                 why);
+  last_facked_ = durable;
+  return Send(Resp({"REPLCONF", "ACK", std::to_string(applied), "FACK", std::to_string(durable)}),
+              why);
 }
 
 std::string MasterLink::Stream() {

@@ -62,7 +62,8 @@ struct LinkOptions {
   std::string host;
   int port = 0;
   std::string masteruser, masterauth;
-  int listening_port = 0;
+  int listening_port = 0;   // replica-announce-port, else the port we listen on
+  std::string announce_ip;  // replica-announce-ip: sent as REPLCONF ip-address
   std::string replica_id;
   std::string dir;  // staging happens in dir/sync-tmp-<pid>/
   int64_t timeout_ms = 60000;
@@ -120,6 +121,7 @@ class MasterLink {
   int64_t last_ack_ms_ = 0;
   bool reconnect_now_ = false;  // after a +TRUNCATE: PSYNC again at once
   uint64_t last_acked_ = 0;
+  uint64_t last_facked_ = 0;
 };
 
 }  // namespace feedkv::server

@@ -37,9 +37,17 @@ using repl::kNoReplid;
 
 
 Replication::Replication(Server& server, Persistence& persistence)
-    : server_(server), persistence_(persistence) {}
+    : server_(server), persistence_(persistence) {
+  server_.waiting().SetReplicaAckCounter(
+      [this](uint64_t offset, bool fsynced) { return ReplicasAcked(offset, fsynced); });
+  server_.waiting().SetDurableListener([this](uint64_t durable) {
+    if (link_shared_) link_shared_->durable = std::min(durable, server_.journal().end_offset());
+  });
+}
 
 Replication::~Replication() {
+  server_.waiting().SetReplicaAckCounter(nullptr);
+  server_.waiting().SetDurableListener(nullptr);
   StopLink();
   for (auto& [id, r] : replicas_) {
     if (r.sender) r.sender->RequestStop();
@@ -216,8 +224,7 @@ void Replication::Replconf(CommandContext& ctx) {
         r.fack = std::max(r.fack, static_cast<uint64_t>(off));
       }
       if (i + 2 >= ctx.argc()) {
-        server_.waiting().ReplicaAcks(
-            [this](uint64_t offset, bool fsynced) { return ReplicasAcked(offset, fsynced); });
+        server_.waiting().ReplicaAcks();
         ctx.client.out.clear();
         return;
       }

@@ -51,8 +51,11 @@ void Replication::StartLink(const std::string& host, int port, bool failover) {
   o.port = port;
   o.masteruser = server_.cfg().masteruser;
   o.masterauth = server_.cfg().masterauth;
-  o.listening_port = server_.tcp_port() != 0 ? server_.tcp_port()
-                                             : static_cast<int>(server_.cfg().port);
+  o.listening_port = server_.cfg().replica_announce_port != 0
+                         ? static_cast<int>(server_.cfg().replica_announce_port)
+                     : server_.tcp_port() != 0 ? server_.tcp_port()
+                                               : static_cast<int>(server_.cfg().port);
+  o.announce_ip = server_.cfg().replica_announce_ip;
   o.replica_id = replica_id_;
   o.dir = server_.cfg().dir;
   o.timeout_ms = server_.cfg().repl_timeout * 1000;

@@ -115,6 +115,20 @@ def test_a_replica_refuses_writes_and_says_what_it_is(tmp_path):
     assert rinfo["master_replid"] == info["master_replid"]
 
 
+def test_a_replica_is_listed_at_the_address_it_announces(tmp_path):
+    master, replica = start_pair(
+        tmp_path, replica_args=("--replica-announce-ip", "10.1.2.3", "--slave-announce-port", "7777"))
+    mc = master.client()
+    wait_until(lambda: master.info("replication").get("connected_slaves") == 1, timeout=10,
+               what="the replica to be listed")
+    slave = master.info("replication")["slave0"]
+    assert slave["ip"] == "10.1.2.3" and slave["port"] == 7777
+    assert mc.execute_command("ROLE")[2][0][:2] == ["10.1.2.3", "7777"]
+    rc = replica.client()
+    assert rc.config_get("slave-announce-ip") == {"slave-announce-ip": "10.1.2.3"}
+    assert rc.config_get("replica-announce-port") == {"replica-announce-port": "7777"}
+
+
 def test_wait_counts_the_replicas_that_acknowledged(tmp_path):
     master, replica = start_pair(tmp_path)
     mc = master.client()
@@ -127,6 +141,25 @@ def test_wait_counts_the_replicas_that_acknowledged(tmp_path):
     rc = replica.client()
     with pytest.raises(redis.ResponseError, match="WAIT cannot be used with replica instances"):
         rc.execute_command("WAIT", 1, 0)
+
+
+@feedkv_only  # WAITAOF is Redis 7.2's; Debian's Redis 7.0 has none
+def test_waitaof_with_replicas_also_waits_for_the_local_fsync(tmp_path):
+    # The replica fsyncs every write at once, the master about once a second:
+    # the acks come first, and WAITAOF 1 1 must still wait for the local fsync.
+    master = Server(tmp_path / "master", fsync="everysec").start()
+    replica = Server(tmp_path / "replica", fsync="always")
+    replica.start("--replicaof", "127.0.0.1", str(master.port))
+    wait_until(lambda: link_up(replica), timeout=30, what="the replica's link")
+    mc = master.client()
+    for i in range(5):
+        mc.set(f"k{i}", "v")
+        assert mc.execute_command("WAITAOF", 1, 1, 5000) == [1, 1]
+    mc.set("last", "v")
+    assert mc.execute_command("WAITAOF", 0, 1, 5000)[1] == 1
+    # One replica only: it times out, by when the local fsync (about once a
+    # second) has happened.
+    assert mc.execute_command("WAITAOF", 1, 2, 2500) == [1, 1]
 
 
 def test_replicaof_no_one_promotes_and_starts_a_new_history(tmp_path):
@@ -554,7 +587,7 @@ def test_bad_replication_handshakes_get_redis_errors_and_change_nothing(tmp_path
 def test_a_master_command_that_fails_on_the_replica_stops_applying_and_skips_nothing(tmp_path):
     # Redis logs such an error and goes on, so the replica silently differs
     # from then on; feedkv stops at the failing command and says where.
-    master, replica = start_pair(tmp_path, replica_args=("--enable-debug-command", "yes"))
+    master, replica = start_pair(tmp_path)
     mc, rc = master.client(), replica.client()
     mc.set("before", "1")
     wait_until(lambda: offsets_match(master, replica), timeout=30, what="the replica to catch up")
