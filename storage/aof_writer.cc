@@ -189,16 +189,10 @@ void AofWriter::ProcessLocked(std::unique_lock<std::mutex>& lk) {
   lk.unlock();
 
   last_attempt_ = std::chrono::steady_clock::now();
-  Status s = WritePending();
+  Status s = WritePending(policy);
   // Written data survives a kill of the process: report it before any fsync,
   // so replies under everysec and no wait for write(2) only.
-  if (policy != FsyncPolicy::kAlways && file_ && cb_.on_written) {
-    const uint64_t written = file_start_ + file_->Size();
-    if (written > reported_written_) {
-      reported_written_ = written;
-      cb_.on_written(written);
-    }
-  }
+  ReportWritten(policy);
   bool want_sync = false;
   if (s.ok() && file_ && file_->Size() > synced_size_) {
     if (policy == FsyncPolicy::kAlways || stopping || !jobs.empty()) want_sync = true;
@@ -227,7 +221,7 @@ void AofWriter::ProcessLocked(std::unique_lock<std::mutex>& lk) {
   lk.lock();
 }
 
-Status AofWriter::WritePending() {
+Status AofWriter::WritePending(FsyncPolicy policy) {
   if (need_truncate_) {
     Status s = file_->Truncate(file_->Size());
     if (!s.ok()) return s;
@@ -261,8 +255,22 @@ Status AofWriter::WritePending() {
     c.counted = true;
     unsynced_.push_back(std::move(c));
     pending_.pop_front();
+    if (policy == FsyncPolicy::kEverySec && file_->Size() - synced_size_ >= opts_.max_unsynced_bytes) {
+      ReportWritten(policy);  // replies wait for write(2), not for this fsync
+      Status st = SyncNow();
+      if (!st.ok()) return st;
+    }
   }
   return Status::OK();
+}
+
+void AofWriter::ReportWritten(FsyncPolicy policy) {
+  if (policy == FsyncPolicy::kAlways || !file_ || !cb_.on_written) return;
+  const uint64_t written = file_start_ + file_->Size();
+  if (written > reported_written_) {
+    reported_written_ = written;
+    cb_.on_written(written);
+  }
 }
 
 Status AofWriter::SyncNow() {

@@ -55,6 +55,11 @@ struct WriterOptions {
   FsyncPolicy policy = FsyncPolicy::kEverySec;
   uint64_t segment_size = 64 << 20;
   std::chrono::milliseconds retry_interval{1000};
+  // Under everysec, written bytes are kept in memory until their fsync (after
+  // a failed fsync they are written again: the page cache cannot be trusted).
+  // Past this many unsynced bytes the writer fsyncs early, so a heavy write
+  // load costs this much memory, not a second's worth of log.
+  uint64_t max_unsynced_bytes = 8 << 20;
   // Where readers of the live log (replica senders) learn its manifest and
   // written offset; segments holding a byte pinned there are not retired.
   std::shared_ptr<LogTail> tail;
@@ -145,7 +150,11 @@ class AofWriter : public JournalConsumer {
   void Run();
   void ProcessLocked(std::unique_lock<std::mutex>& lk);
   // Writer thread: write pending chunks; fsync per policy (or if forced).
-  Status WritePending();
+  // Writes the picked-up chunks; under everysec fsyncs early past
+  // max_unsynced_bytes. `policy` is the thread's copy of the fsync policy.
+  Status WritePending(FsyncPolicy policy);
+  // Reports the written offset (everysec and no) if it moved.
+  void ReportWritten(FsyncPolicy policy);
   Status SyncNow();
   Status OpenSegment(uint64_t seq, uint64_t start, bool truncate, uint64_t tail_size);
   void RunJob(Job& job, const Status& st);

@@ -6,6 +6,8 @@ NET_ADMIN. Clients connect to proxy.port; bytes go to and from the target.
   cut()        - close every connection now
   cut_after(n) - close a connection once n bytes went from the target to the
                  client (a link cut in the middle of a transfer); one shot
+  hold_after(n) - blackhole() once n bytes went from the target to a client
+                 (a transfer paused in the middle); one shot, heal() resumes
 """
 
 import select
@@ -25,6 +27,7 @@ class TcpProxy:
         self.pairs = []
         self.blocked = False
         self.cut_at = None      # bytes target->client after which to cut (one shot)
+        self.hold_at = None     # ... after which to blackhole (one shot)
         self.connections = 0
         self.stopped = False
         threading.Thread(target=self._accept, daemon=True).start()
@@ -67,8 +70,16 @@ class TcpProxy:
                             with self.lock:
                                 self.cut_at = None
                             return
+                        with self.lock:
+                            hold = self.hold_at
+                        if hold is not None and down + len(data) >= hold:
+                            with self.lock:
+                                self.hold_at = None
+                                self.blocked = True
                         down += len(data)
                         client.sendall(data)
+                        if self.blocked:
+                            break
                     else:
                         upstream.sendall(data)
         except OSError:
@@ -102,6 +113,10 @@ class TcpProxy:
     def cut_after(self, n):
         with self.lock:
             self.cut_at = n
+
+    def hold_after(self, n):
+        with self.lock:
+            self.hold_at = n
 
     def close(self):
         self.stopped = True

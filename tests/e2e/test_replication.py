@@ -188,22 +188,29 @@ def test_replicaof_the_same_master_twice_says_so(tmp_path):
 
 
 @feedkv_only
-def test_a_replica_killed_and_restarted_continues_from_its_log(tmp_path):
-    master, replica = start_pair(tmp_path)
+@pytest.mark.parametrize("down_s,writes", [(1, 200), (61, 3000)], ids=["1s", "61s-many-segments"])
+def test_a_replica_killed_and_restarted_continues_from_its_log(tmp_path, down_s, writes):
+    # 64 KB segments: the long outage spans many of them.
+    master, replica = start_pair(tmp_path, master_args=("--aof-segment-size", "65536"))
     mc = master.client()
     write_mix(mc, "one", 200)
     wait_until(lambda: offsets_match(master, replica), timeout=30, what="catch-up")
     full_before = master.info("stats")["sync_full"]
     partial_before = master.info("stats")["sync_partial_ok"]
+    segments_before = set(master.segments())
     replica.kill9()
-    write_mix(mc, "two", 200)  # written while the replica is down
+    t0 = time.monotonic()
+    write_mix(mc, "two", writes)  # written while the replica is down
+    if writes > 1000:
+        assert len(set(master.segments()) - segments_before) >= 5
+    time.sleep(max(0.0, down_s - (time.monotonic() - t0)))
     replica.start("--replicaof", "127.0.0.1", str(master.port))
     wait_until(lambda: offsets_match(master, replica), timeout=30, what="catch-up after restart")
     stats = master.info("stats")
     assert stats["sync_full"] == full_before, "no full sync for a replica whose log is retained"
     assert stats["sync_partial_ok"] == partial_before + 1
     assert digest(master) == digest(replica)
-    assert replica.client().get("two:s:199") == "value-199"
+    assert replica.client().get(f"two:s:{writes - 1}") == f"value-{writes - 1}"
 
 
 @feedkv_only
@@ -354,14 +361,19 @@ def test_a_partition_costs_the_master_no_memory_and_heals_without_a_full_sync(tm
         proxy.close()
 
 
+def fill_3000_keys(c):
+    """new:0 .. new:2999, 100 bytes each: a snapshot of about 330 KB."""
+    pipe = c.pipeline(transaction=False)
+    for i in range(3000):
+        pipe.set(f"new:{i}", "n" * 100)
+    pipe.execute()
+
+
 @feedkv_only
 def test_an_interrupted_full_sync_never_leaves_the_replica_empty_or_partial(tmp_path):
     master = Server(tmp_path / "master").start()
     mc = master.client()
-    pipe = mc.pipeline(transaction=False)
-    for i in range(3000):
-        pipe.set(f"new:{i}", "n" * 100)
-    pipe.execute()
+    fill_3000_keys(mc)
     # The future replica holds a dataset of its own.
     replica = Server(tmp_path / "replica").start()
     rc = replica.client()
@@ -370,7 +382,7 @@ def test_an_interrupted_full_sync_never_leaves_the_replica_empty_or_partial(tmp_
     try:
         import random
         rng = random.Random(7)
-        for round_ in range(5):
+        for round_ in range(20):
             proxy.cut_after(rng.randrange(100, 300_000))
             before = proxy.connections
             rc.execute_command("REPLICAOF", "127.0.0.1", proxy.port)
@@ -386,6 +398,37 @@ def test_an_interrupted_full_sync_never_leaves_the_replica_empty_or_partial(tmp_
             rc.execute_command("REPLICAOF", "NO", "ONE")
             rc.flushall()
             rc.mset({f"old:{i}": "o" for i in range(50)})
+    finally:
+        proxy.close()
+
+
+@feedkv_only
+def test_bgrewriteaof_and_rolling_segments_during_a_full_sync_lose_nothing(tmp_path):
+    master = Server(tmp_path / "master", "--aof-segment-size", "65536").start()
+    mc = master.client()
+    fill_3000_keys(mc)
+    replica = Server(tmp_path / "replica").start()
+    rc = replica.client()
+    proxy = TcpProxy(master.port)
+    try:
+        # The transfer stops part way; meanwhile the master's log rolls over
+        # many segments and is rewritten.
+        proxy.hold_after(100_000)
+        rc.execute_command("REPLICAOF", "127.0.0.1", proxy.port)
+        wait_until(lambda: proxy.blocked, timeout=20, what="the transfer to pause")
+        segments_before = set(master.segments())
+        write_mix(mc, "during", 2000)
+        assert mc.bgrewriteaof()
+        wait_until(lambda: master.info("persistence")["aof_rewrite_in_progress"] == 0, timeout=30,
+                   what="the rewrite")
+        write_mix(mc, "after", 200)
+        assert segments_before - set(master.segments()), "the rewrite retired no segment"
+        assert not link_up(replica)
+        proxy.heal()
+        wait_until(lambda: offsets_match(master, replica), timeout=60, what="the sync to finish")
+        assert digest(master) == digest(replica)
+        assert rc.get("during:s:1999") == "value-1999" and rc.get("new:2999") == "n" * 100
+        assert master.info("stats")["sync_full"] == 1
     finally:
         proxy.close()
 

@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <filesystem>
@@ -46,6 +47,7 @@ class AofWriterTest : public ::testing::Test {
     o.policy = policy;
     o.segment_size = segment_size;
     o.retry_interval = std::chrono::milliseconds(20);
+    o.max_unsynced_bytes = max_unsynced_bytes_;
     WriterCallbacks cb;
     cb.on_durable = [this](uint64_t off) { durable_ = off; };
     cb.on_written = [this](uint64_t off) {
@@ -108,6 +110,7 @@ class AofWriterTest : public ::testing::Test {
   }
 
   std::string dir_;
+  uint64_t max_unsynced_bytes_ = 8 << 20;
   Journal journal_;
   FaultInjectionEnv fault_{Env::Default()};
   Env* env_ = &fault_;
@@ -256,6 +259,26 @@ TEST_F(AofWriterTest, EverySecSyncsWithinASecond) {
   ASSERT_TRUE(WaitFor([&] { return w->stats().written_offset == end; }));
   ASSERT_TRUE(WaitFor([&] { return durable_.load() == end; }));
   ASSERT_TRUE(Stop(w.get()).ok());
+}
+
+TEST_F(AofWriterTest, EverySecFsyncsEarlyOnceTheUnsyncedBytesPassTheCap) {
+  max_unsynced_bytes_ = 4096;
+  auto w = Open(FsyncPolicy::kEverySec);
+  const std::string value(1000, 'v');
+  uint64_t end = 0;
+  for (int i = 0; i < 64; i++) {
+    Append(0, Cmds{{"SET", "k" + std::to_string(i), value}});
+    end = Seal();
+  }
+  // 64 KB past a 4 KB cap: many fsyncs, without waiting for the second.
+  ASSERT_TRUE(WaitFor([&] { return w->stats().written_offset == end; }));
+  EXPECT_GE(w->stats().fsyncs, 8u);
+  EXPECT_GE(durable_.load(), end - 8192);
+  ASSERT_TRUE(WaitFor([&] { return durable_.load() == end; }));
+  ASSERT_TRUE(Stop(w.get()).ok());
+  const auto log = ReadBack();
+  EXPECT_EQ(std::count_if(log.begin(), log.end(), [](const std::string& l) { return l.starts_with("SET "); }),
+            64);
 }
 
 TEST_F(AofWriterTest, IdleWriterDoesNotSpinAfterARoll) {
