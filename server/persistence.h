@@ -65,6 +65,9 @@ class Persistence {
   std::shared_ptr<aof::LogTail> log_tail() const { return tail_; }
   bool log_on() const { return writer_ != nullptr; }
   const std::string& aof_directory() const { return aof_dir_; }
+  // The AOF file system's free space in percent, as the writer thread last
+  // sampled it (-1: no log, or not sampled yet). Never touches the disk.
+  int64_t aof_free_disk_percent() const;
   std::string snapshot_path() const { return rdb_path(); }
   bool snapshot_in_progress() const { return child_.pid > 0 || finalizing_ > 0; }
   // Turns the AOF on if it is off (a node with replicas, or a replica, keeps

@@ -50,4 +50,8 @@ void Persistence::InfoSection(std::string* o) {
       server_.cfg().appendfsync, ws.fsyncs, ws.last_fsync_us, ws.write_errors);
 }
 
+int64_t Persistence::aof_free_disk_percent() const {
+  return writer_ ? writer_->stats().free_disk_percent : -1;
+}
+
 }  // namespace feedkv::server

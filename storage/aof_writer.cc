@@ -1,5 +1,7 @@
 #include "storage/aof_writer.h"
 
+#include <sys/statvfs.h>
+
 #include <cassert>
 
 #include <fmt/format.h>
@@ -294,11 +296,21 @@ Status AofWriter::SyncNow() {
   synced_size_ = file_->Size();
   unsynced_.clear();
   uint64_t durable = file_start_ + synced_size_;
+  int64_t free_pct = -1;
+  if (last_sync_ - last_statvfs_ >= std::chrono::seconds(1)) {
+    last_statvfs_ = last_sync_;
+    struct statvfs v;
+    if (::statvfs(opts_.dir.c_str(), &v) == 0 && v.f_blocks > 0) {
+      free_pct = static_cast<int64_t>(100.0 * static_cast<double>(v.f_bavail) /
+                                      static_cast<double>(v.f_blocks));
+    }
+  }
   {
     std::lock_guard<std::mutex> g(mu_);
     stats_.durable_offset = durable;
     stats_.fsyncs++;
     stats_.last_fsync_us = MicrosSince(t0);
+    if (free_pct >= 0) stats_.free_disk_percent = free_pct;
   }
   if (cb_.on_durable) cb_.on_durable(durable);
   return Status::OK();

@@ -84,6 +84,10 @@ struct WriterStats {
   uint64_t fsyncs = 0;
   uint64_t write_errors = 0;
   int64_t last_fsync_us = 0;    // duration of the last fsync
+  // Free space of the AOF directory's file system, in percent (-1: not known
+  // yet), sampled on the writer thread at most once a second after an fsync,
+  // so that nobody else needs a file-system call to learn it.
+  int64_t free_disk_percent = -1;
   bool failing = false;
 };
 
@@ -198,6 +202,7 @@ class AofWriter : public JournalConsumer {
   bool need_truncate_ = false;     // a failed write may have left junk
   Status last_error_;
   std::chrono::steady_clock::time_point last_sync_;
+  std::chrono::steady_clock::time_point last_statvfs_;
   std::chrono::steady_clock::time_point last_attempt_;
 };
 

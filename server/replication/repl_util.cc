@@ -1,7 +1,5 @@
 #include "server/replication/repl_util.h"
 
-#include <sys/statvfs.h>
-
 #include <memory>
 
 #include "server/server.h"
@@ -33,12 +31,6 @@ bool SplitHostPort(std::string_view v, std::string* host, int* port) {
   *host = std::string(v.substr(0, sp));
   *port = static_cast<int>(p);
   return !host->empty();
-}
-
-int64_t FreeDiskPercent(const std::string& dir) {
-  struct statvfs v;
-  if (::statvfs(dir.c_str(), &v) != 0 || v.f_blocks == 0) return -1;
-  return static_cast<int64_t>(100.0 * static_cast<double>(v.f_bavail) / static_cast<double>(v.f_blocks));
 }
 
 void ForEachLine(std::string_view text, const std::function<void(std::string_view)>& fn) {

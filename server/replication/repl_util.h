@@ -25,8 +25,6 @@ std::string RandomHex40(Server& s);
 bool IsHex40(std::string_view s);
 // "host port" (the replicaof setting); false when malformed.
 bool SplitHostPort(std::string_view v, std::string* host, int* port);
-// Percent of the file system holding `dir` that is free; -1 if unknown.
-int64_t FreeDiskPercent(const std::string& dir);
 // Calls fn(line) for every line of `text` (without the newline).
 void ForEachLine(std::string_view text, const std::function<void(std::string_view)>& fn);
 // The space-separated words of `line`.

@@ -1,8 +1,6 @@
 // Replication: ROLE and INFO replication.
 #include "server/replication/replication.h"
 
-#include <sys/stat.h>
-#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include <boost/asio/post.hpp>

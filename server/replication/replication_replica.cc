@@ -2,7 +2,6 @@
 #include "server/replication/replication.h"
 
 #include <sys/stat.h>
-#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include <boost/asio/post.hpp>

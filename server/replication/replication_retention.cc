@@ -1,8 +1,6 @@
 // Replication: known replicas and the segments kept for them.
 #include "server/replication/replication.h"
 
-#include <sys/stat.h>
-#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include <boost/asio/post.hpp>
@@ -30,7 +28,6 @@ namespace feedkv::server {
 using repl::ForEachLine;
 using repl::IsHex40;
 using repl::Words;
-using repl::FreeDiskPercent;
 
 bool Replication::NeedsLog() const { return is_replica() || !replicas_.empty() || !known_.empty(); }
 
@@ -94,7 +91,7 @@ void Replication::EnforceRetention(int64_t now_ms) {
       why = fmt::format("the log it needs ({} bytes) passed repl-retain-max-bytes ({})",
                         end - worst->offset, cfg.repl_retain_max_bytes);
     } else if (cfg.repl_retain_min_free_disk > 0) {
-      int64_t pct = FreeDiskPercent(persistence_.aof_directory());
+      const int64_t pct = persistence_.aof_free_disk_percent();
       if (pct >= 0 && pct < cfg.repl_retain_min_free_disk) {
         why = fmt::format("free disk {}% is below repl-retain-min-free-disk ({}%)", pct,
                           cfg.repl_retain_min_free_disk);
