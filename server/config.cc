@@ -209,6 +209,11 @@ void Config::Add(const std::string& name, Entry e) {
   entries_[name] = std::move(e);
 }
 
+std::string Config::ValueOf(const std::string& name) const {
+  auto it = entries_.find(name);
+  return it == entries_.end() ? std::string() : it->second.get(values_);
+}
+
 void Config::AddAlias(const std::string& alias, const std::string& name) { aliases_[alias] = name; }
 
 const std::string* Config::Resolve(const std::string& lower) const {
@@ -287,6 +292,31 @@ void Config::Enum(const std::string& name, std::string ServerConfig::*f, std::ve
              [f](const ServerConfig& c) { return c.*f; }, mut, {}});
 }
 
+template <class E>
+void Config::Choice(const std::string& name, E ServerConfig::*f,
+                    std::vector<std::pair<std::string, E>> names, bool mut) {
+  Add(name, {[f, names](ServerConfig& c, std::string_view v) {
+               const std::string l = LowerAscii(v);
+               for (const auto& [n, e] : names) {
+                 if (n == l) {
+                   c.*f = e;
+                   return Status::OK();
+                 }
+               }
+               std::vector<std::string> allowed;
+               for (const auto& [n, e] : names) allowed.push_back(n);
+               return Status::InvalidArgument("argument(s) must be one of the following: " +
+                                              fmt::format("{}", fmt::join(allowed, ", ")));
+             },
+             [f, names](const ServerConfig& c) {
+               for (const auto& [n, e] : names) {
+                 if (e == c.*f) return n;
+               }
+               return std::string();
+             },
+             mut, {}});
+}
+
 void Config::Double(const std::string& name, double ServerConfig::*f, double min, double max, bool mut) {
   Add(name, {[f, min, max](ServerConfig& c, std::string_view v) {
                double x;
@@ -326,7 +356,11 @@ Config::Config() {
   Int("databases", &ServerConfig::databases, 1, 1024 * 1024, false);
   Str("dir", &ServerConfig::dir, true);
   Str("logfile", &ServerConfig::logfile, false);
-  Enum("loglevel", &ServerConfig::loglevel, {"debug", "verbose", "notice", "warning", "nothing"}, true);
+  Choice<LogLevel>("loglevel", &ServerConfig::loglevel,
+                   {{"debug", LogLevel::kDebug}, {"verbose", LogLevel::kVerbose},
+                    {"notice", LogLevel::kNotice}, {"warning", LogLevel::kWarning},
+                    {"nothing", LogLevel::kNothing}},
+                   true);
   Str("pidfile", &ServerConfig::pidfile, false);
   Bool("daemonize", &ServerConfig::daemonize, false);
   Str("requirepass", &ServerConfig::requirepass, true);
@@ -374,7 +408,11 @@ Config::Config() {
   Int("lfu-log-factor", &ServerConfig::lfu_log_factor, 0, INT32_MAX, true);
   Int("lfu-decay-time", &ServerConfig::lfu_decay_time, 0, INT32_MAX, true);
   Bool("appendonly", &ServerConfig::appendonly, true);
-  Enum("appendfsync", &ServerConfig::appendfsync, {"always", "everysec", "no"}, true);
+  Choice<aof::FsyncPolicy>("appendfsync", &ServerConfig::appendfsync,
+                           {{"everysec", aof::FsyncPolicy::kEverySec},
+                            {"always", aof::FsyncPolicy::kAlways},
+                            {"no", aof::FsyncPolicy::kNo}},
+                           true);
   Str("appendfilename", &ServerConfig::appendfilename, false,
       BaseNameCheck(protocol::err::kAppendfilenameEmpty, protocol::err::kAppendfilenamePath));
   Str("appenddirname", &ServerConfig::appenddirname, false,

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "server/glob.h"  // GlobMatch, which CONFIG GET and its callers use
+#include "storage/fsync_policy.h"
 #include "storage/status.h"
 
 namespace feedkv::server {
@@ -36,6 +37,10 @@ struct OutputBufferLimit {
 // The classes client-output-buffer-limit names, in Redis's order.
 enum class ClientClass { kNormal = 0, kReplica = 1, kPubsub = 2 };
 using OutputBufferLimits = std::array<OutputBufferLimit, 3>;
+
+// loglevel, parsed: a line is written when its level is at least this.
+// kNothing silences everything.
+enum class LogLevel { kDebug = 0, kVerbose = 1, kNotice = 2, kWarning = 3, kNothing = 4 };
 
 struct ServerConfig {
   // Network
@@ -63,7 +68,7 @@ struct ServerConfig {
   // General
   std::string dir = ".";
   std::string logfile;
-  std::string loglevel = "notice";
+  LogLevel loglevel = LogLevel::kNotice;
   std::string pidfile;
   bool daemonize = false;
   std::string requirepass;
@@ -81,7 +86,7 @@ struct ServerConfig {
   int64_t lfu_decay_time = 1;
   // Persistence (used from the persistence issue on)
   bool appendonly = false;
-  std::string appendfsync = "everysec";
+  aof::FsyncPolicy appendfsync = aof::FsyncPolicy::kEverySec;
   std::string appendfilename = "appendonly.aof";
   std::string appenddirname = "appendonlydir";
   int64_t aof_segment_size = 64ll * 1024 * 1024;
@@ -144,6 +149,8 @@ class Config {
   Status Set(std::string_view name, std::string_view value, bool at_runtime, bool local_client = false);
   // Name/value pairs of the settings matching a glob pattern.
   std::vector<std::pair<std::string, std::string>> Get(std::string_view pattern) const;
+  // The value of one setting as CONFIG GET shows it ("" if unknown).
+  std::string ValueOf(const std::string& name) const;
   bool Exists(std::string_view name) const;
 
   // Loads a redis.conf-syntax file (directives, quoted args, # comments).
@@ -189,6 +196,11 @@ class Config {
   void Str(const std::string& name, std::string ServerConfig::*field, bool mut,
            std::function<Status(std::string_view)> check = nullptr);
   void Enum(const std::string& name, std::string ServerConfig::*field, std::vector<std::string> allowed, bool mut);
+  // An enum setting stored parsed: `names` lists each value's name, in the
+  // order Redis's error text gives them.
+  template <class E>
+  void Choice(const std::string& name, E ServerConfig::*field,
+              std::vector<std::pair<std::string, E>> names, bool mut);
   void Double(const std::string& name, double ServerConfig::*field, double min, double max, bool mut);
 
   ServerConfig values_;

@@ -9,6 +9,7 @@
 
 #include <cstdlib>
 
+#include <boost/asio/post.hpp>
 #include <fmt/format.h>
 
 #include "server/job_thread.h"
@@ -33,11 +34,7 @@ std::string Persistence::rdb_path() const {
 
 std::string Persistence::aof_dir() const { return aof_dir_; }
 
-aof::FsyncPolicy Persistence::fsync_policy() const {
-  aof::FsyncPolicy p = aof::FsyncPolicy::kEverySec;
-  aof::ParseFsyncPolicy(server_.cfg().appendfsync, &p);
-  return p;
-}
+aof::FsyncPolicy Persistence::fsync_policy() const { return server_.cfg().appendfsync; }
 
 bool Persistence::Attach() {
   // A child writing a snapshot may exceed a file size limit; fail the write,
@@ -54,10 +51,14 @@ bool Persistence::Attach() {
   if (!ok) return false;
   server_.stats().dirty = 0;
   last_save_ms_ = NowMs();
-  cfg_appendonly_ = server_.cfg().appendonly;
-  cfg_fsync_ = server_.cfg().appendfsync;
-  cfg_segment_size_ = server_.cfg().aof_segment_size;
   server_.AddCronHook([this](int64_t now) { Cron(now); });
+  server_.AddConfigHook([this](const std::string& name) {
+    if (name == "appendonly" || name == "appendfsync" || name == "aof-segment-size") {
+      // Once the command that set it has finished (never in the middle of an
+      // EXEC whose writes the new log's base snapshot would already hold).
+      boost::asio::post(server_.io(), [this] { ApplyLogConfig(); });
+    }
+  });
   server_.AddShutdownHook([this](const ShutdownOptions& o) { return Shutdown(o); });
   server_.AddInfoSection("persistence", [this](std::string* out) { InfoSection(out); });
   return true;
@@ -87,7 +88,6 @@ void Persistence::RemoveTemporaryFiles() {
 
 void Persistence::Cron(int64_t now_ms) {
   if (child_.pid > 0) ReapChild();
-  CheckConfig();
   // A reaped child's snapshot is still being finished (renamed once the AOF is
   // durable to its position) until `dirty` and the save time are reset: a save
   // point checked now would start a second, needless BGSAVE.
@@ -115,37 +115,31 @@ void Persistence::Cron(int64_t now_ms) {
   }
 }
 
-void Persistence::CheckConfig() {
+void Persistence::ApplyLogConfig() {
   const ServerConfig& cfg = server_.cfg();
-  if (cfg.appendonly != cfg_appendonly_) {
-    cfg_appendonly_ = cfg.appendonly;
-    if (!cfg.appendonly) {
-      StopWriter();
-      server_.Log(2, "AOF turned off");
-    } else if (!writer_) {
-      // A new log whose base is a snapshot of the data now (taken in the
-      // foreground, so no moment exists where the log is not recoverable).
-      Status s = env_->CreateDirIfMissing(aof_dir_);
-      aof::Manifest old;
-      if (s.ok() && aof::LoadManifest(env_, aof_dir_, cfg.appendfilename, &old).ok()) {
-        for (const auto& seg : old.segments) {
-          env_->RemoveFile(JoinPath(aof_dir_, aof::SegmentName(cfg.appendfilename, seg.seq)))
-              .PermitUnchecked();
-        }
+  if (!cfg.appendonly && writer_) {
+    StopWriter();
+    server_.Log(2, "AOF turned off");
+  } else if (cfg.appendonly && !writer_) {
+    // A new log whose base is a snapshot of the data now (taken in the
+    // foreground, so no moment exists where the log is not recoverable).
+    Status s = env_->CreateDirIfMissing(aof_dir_);
+    aof::Manifest old;
+    if (s.ok() && aof::LoadManifest(env_, aof_dir_, cfg.appendfilename, &old).ok()) {
+      for (const auto& seg : old.segments) {
+        env_->RemoveFile(JoinPath(aof_dir_, aof::SegmentName(cfg.appendfilename, seg.seq)))
+            .PermitUnchecked();
       }
-      if (s.ok()) s = StartNewLog(true);
-      if (!s.ok()) server_.Log(3, "Could not turn the AOF on: " + s.ToString());
     }
+    if (s.ok()) s = StartNewLog(true);
+    if (!s.ok()) server_.Log(3, "Could not turn the AOF on: " + s.ToString());
   }
-  if (writer_ && cfg.appendfsync != cfg_fsync_) {
-    writer_->set_policy(fsync_policy());
+  if (!writer_) return;
+  if (writer_->policy() != cfg.appendfsync) {
+    writer_->set_policy(cfg.appendfsync);
     UpdateReplyAck();
   }
-  if (writer_ && cfg.aof_segment_size != cfg_segment_size_) {
-    writer_->set_segment_size(static_cast<uint64_t>(std::max<int64_t>(cfg.aof_segment_size, 1024)));
-  }
-  cfg_fsync_ = cfg.appendfsync;
-  cfg_segment_size_ = cfg.aof_segment_size;
+  writer_->set_segment_size(static_cast<uint64_t>(std::max<int64_t>(cfg.aof_segment_size, 1024)));
 }
 
 void Persistence::UpdateWriteError() {

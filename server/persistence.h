@@ -126,7 +126,9 @@ class Persistence {
   void RunFinish(std::function<void(const Status&)> work);
   void Cron(int64_t now_ms);
   void ReapChild();
-  void CheckConfig();
+  // Makes the log match appendonly / appendfsync / aof-segment-size (their
+  // change hook runs it after the CONFIG SET that changed one).
+  void ApplyLogConfig();
   void UpdateWriteError();
   Status Shutdown(const ShutdownOptions& options);
   void InfoSection(std::string* out);
@@ -158,9 +160,6 @@ class Persistence {
   uint64_t load_keys_ = 0, load_expired_ = 0;
   int64_t load_ms_ = 0;
   // Settings seen at the last cron tick, to act on CONFIG SET.
-  bool cfg_appendonly_ = false;
-  std::string cfg_fsync_;
-  int64_t cfg_segment_size_ = 0;
   bool shut_down_ = false;
 };
 

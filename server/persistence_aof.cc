@@ -125,7 +125,6 @@ void Persistence::RemoveLogFiles() {
 Status Persistence::TurnOnLog(std::string_view why) {
   if (writer_) return Status::OK();
   server_.config().values().appendonly = true;
-  cfg_appendonly_ = true;
   Status s = env_->CreateDirIfMissing(aof_dir_);
   if (s.ok()) {
     RemoveLogFiles();
@@ -162,7 +161,6 @@ Status Persistence::AdoptSnapshot(const std::string& staged, rdb::Header* h) {
   journal.Seal();
   journal.ResetOffset(h->aof_offset);
   server_.config().values().appendonly = true;
-  cfg_appendonly_ = true;
   return StartNewLog(false, h->aof_lineage);
 }
 

@@ -47,7 +47,7 @@ void Persistence::InfoSection(std::string* o) {
       writer_->sealed_offset() - first_start, ws.pending_bytes, server_.journal().end_offset(),
       writer_->position().segment, writer_->position().offset, ws.written_offset,
       ws.durable_offset, m.segments.front().seq, first_start, m.segments.size(), m.lineage,
-      server_.cfg().appendfsync, ws.fsyncs, ws.last_fsync_us, ws.write_errors);
+      server_.config().ValueOf("appendfsync"), ws.fsyncs, ws.last_fsync_us, ws.write_errors);
 }
 
 int64_t Persistence::aof_free_disk_percent() const {

@@ -53,6 +53,7 @@ Server::Server(boost::asio::io_context& io, Config config)
       ApplyAccessPolicy();
     }
     if (name == "maxmemory" || name == "maxmemory-policy") evictor_.OnLimitChanged();
+    for (const auto& hook : config_hooks_) hook(name);
   });
   static const char kHex[] = "0123456789abcdef";
   for (int i = 0; i < 40; i++) run_id_.push_back(kHex[rng_() % 16]);
@@ -75,16 +76,8 @@ void Server::set_replica_mode(bool on) {
 }
 
 void Server::Log(int level, std::string_view msg) {
-  static const char* kLevels[] = {"debug", "verbose", "notice", "warning"};
-  int min = 2;
-  const std::string& l = cfg().loglevel;
-  if (l == "debug") min = 0;
-  else if (l == "verbose") min = 1;
-  else if (l == "warning") min = 3;
-  else if (l == "nothing") min = 4;
-  if (level < min) return;
+  if (level < static_cast<int>(cfg().loglevel)) return;
   static const char kMarks[] = {'.', '-', '*', '#'};
-  (void)kLevels;
   char ts[64];
   std::time_t t = std::time(nullptr);
   std::tm tm;

@@ -246,6 +246,11 @@ class Server {
   void AddShutdownHook(ShutdownHook fn) { shutdown_hooks_.push_back(std::move(fn)); }
   // Functions called on every cron tick (hz times a second).
   void AddCronHook(std::function<void(int64_t now_ms)> fn) { cron_hooks_.push_back(std::move(fn)); }
+  // Functions called after a setting changed at runtime (CONFIG SET), with its
+  // name: how a change reaches the subsystem it concerns.
+  void AddConfigHook(std::function<void(const std::string& name)> fn) {
+    config_hooks_.push_back(std::move(fn));
+  }
   // Set by persistence while a BGSAVE / BGREWRITEAOF child runs: the cron then leaves
   // keyspace rehashing to the commands' own steps, as Redis does, so the parent
   // dirties (and copies on write) as few pages as it can.
@@ -342,6 +347,7 @@ class Server {
   bool loading_ = false;
   std::vector<ShutdownHook> shutdown_hooks_;
   std::vector<std::function<void(int64_t)>> cron_hooks_;
+  std::vector<std::function<void(const std::string&)>> config_hooks_;
   bool fork_child_active_ = false;
   size_t rehash_db_ = 0;  // the database the cron rehashes next
   std::vector<std::pair<std::string, std::function<void(std::string*)>>> info_sections_;

@@ -8,14 +8,6 @@
 
 namespace feedkv::aof {
 
-bool ParseFsyncPolicy(std::string_view s, FsyncPolicy* out) {
-  if (s == "always") *out = FsyncPolicy::kAlways;
-  else if (s == "everysec") *out = FsyncPolicy::kEverySec;
-  else if (s == "no") *out = FsyncPolicy::kNo;
-  else return false;
-  return true;
-}
-
 namespace {
 int64_t MicrosSince(std::chrono::steady_clock::time_point t) {
   return std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - t)

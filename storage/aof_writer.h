@@ -39,14 +39,11 @@
 #include "storage/aof_manifest.h"
 #include "storage/aof_tail.h"
 #include "storage/file_io.h"
+#include "storage/fsync_policy.h"
 #include "storage/journal.h"
 #include "storage/status.h"
 
 namespace feedkv::aof {
-
-enum class FsyncPolicy { kAlways, kEverySec, kNo };
-// "always" / "everysec" / "no"; false for anything else.
-bool ParseFsyncPolicy(std::string_view s, FsyncPolicy* out);
 
 struct WriterOptions {
   Env* env = Env::Default();

@@ -162,6 +162,24 @@ def test_config_set_save_is_validated_as_redis(raw):
     assert c.cmd("CONFIG", "GET", "save") == [b"save", b""]
 
 
+def test_aof_settings_take_effect_by_the_next_command(raw):
+    c = raw()
+    assert c.cmd("SET", "k", "v") == "OK"
+    assert c.cmd("CONFIG", "SET", "appendonly", "yes") == "OK"
+    assert b"aof_enabled:1" in c.cmd("INFO", "persistence")
+    assert c.cmd("CONFIG", "SET", "appendfsync", "ALWAYS") == "OK"  # parsed once, any case
+    assert c.cmd("CONFIG", "GET", "appendfsync") == [b"appendfsync", b"always"]
+    reply = c.cmd("CONFIG", "SET", "appendfsync", "sometimes")
+    assert isinstance(reply, RespError) and "argument(s) must be one of the following: " \
+        "everysec, always, no" in str(reply), reply
+    assert c.cmd("CONFIG", "SET", "loglevel", "Warning") == "OK"
+    assert c.cmd("CONFIG", "GET", "loglevel") == [b"loglevel", b"warning"]
+    assert c.cmd("SET", "k2", "v2") == "OK"
+    assert c.cmd("CONFIG", "SET", "appendonly", "no") == "OK"
+    assert b"aof_enabled:0" in c.cmd("INFO", "persistence")
+    assert c.cmd("GET", "k2") == b"v2"
+
+
 def test_save_lines_at_start_up_add_points_as_redis(start_server):
     # The fixture passes --save "" first; each later --save adds its points.
     srv = start_server("--save", "900", "1", "--save", "300", "10", name="saves")

@@ -240,11 +240,15 @@ def test_a_chained_replica_syncs_from_a_replica(tmp_path):
     wait_until(lambda: r2.info("replication")["slave_repl_offset"] ==
                master.info("replication")["master_repl_offset"], timeout=30, what="r2")
     assert digest(master) == digest(r2)
-    # Re-pointed to the top master, the sub-replica continues: same offsets.
+    # R1 dies; writes go on; re-pointed to the top master, the sub-replica
+    # continues from its own offset: the same offsets name the same bytes.
+    r1.kill9()
+    write_mix(mc, "r1-down", 100)
     full = master.info("stats")["sync_full"]
     r2.client().execute_command("REPLICAOF", "127.0.0.1", master.port)
     wait_until(lambda: offsets_match(master, r2), timeout=30, what="r2 on the master")
     assert master.info("stats")["sync_full"] == full
+    assert digest(master) == digest(r2)
 
 
 def bgsave_and_wait(srv):
