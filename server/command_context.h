@@ -16,6 +16,7 @@
 #include "server/client.h"
 #include "server/command_table.h"
 #include "storage/int_text.h"
+#include "storage/status.h"
 
 namespace feedkv {
 class Database;
@@ -57,6 +58,10 @@ class CommandContext {
 
   // Replies with an error and counts it for INFO errorstats/commandstats.
   void Error(std::string_view msg);
+  // The one place a Status becomes an error reply: "ERR " and its message
+  // (Status messages carry no RESP prefix; an overflow's message is Redis's
+  // own text). REQUIRES: !s.ok().
+  void Error(const Status& s);
   void SyntaxError() { Error(protocol::err::kSyntax); }
   // For container commands (CONFIG, CLIENT...): Redis's text for a known
   // subcommand with arguments its handler refuses, or for an unknown one.

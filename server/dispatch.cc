@@ -94,6 +94,10 @@ void CommandContext::Error(std::string_view msg) {
                         : std::string_view("ERR"));
 }
 
+void CommandContext::Error(const Status& s) {
+  Error("ERR " + (s.message().empty() ? s.ToString() : s.message()));
+}
+
 bool CommandContext::IntArg(size_t i, int64_t* out) {
   if (ParseCanonicalInt64(args[i], out)) return true;
   Error(protocol::err::kNotInteger);

@@ -90,7 +90,7 @@ void Persistence::Finalize(std::string tmp, rdb::Header h, std::function<void(co
 }
 
 Status Persistence::Save() {
-  if (child_.pid > 0) return Status::Busy("ERR Background save already in progress");
+  if (child_.pid > 0) return Status::Busy("Background save already in progress");
   rdb::SnapshotSource src = Source(SnapshotHeader());
   std::string tmp = JoinPath(server_.cfg().dir, fmt::format("temp-{}.rdb", getpid()));
   rdb::SaveStats st;
@@ -120,13 +120,13 @@ Status Persistence::Save() {
 
 Status Persistence::BgSave(bool rewrite, bool schedule, std::string* reply) {
   if (child_.pid > 0) {
-    if (rewrite && child_.rewrite) return Status::Busy("ERR Background append only file rewriting already in progress");
+    if (rewrite && child_.rewrite) return Status::Busy("Background append only file rewriting already in progress");
     if (rewrite || schedule) {
       (rewrite ? rewrite_scheduled_ : bgsave_scheduled_) = true;
       *reply = rewrite ? "Background append only file rewriting scheduled" : "Background saving scheduled";
       return Status::OK();
     }
-    return Status::Busy("ERR Background save already in progress");
+    return Status::Busy("Background save already in progress");
   }
   Child c;
   c.rewrite = rewrite;
@@ -163,7 +163,7 @@ Status Persistence::BgSave(bool rewrite, bool schedule, std::string* reply) {
     std::string err = fmt::format("Can't fork: {}", std::strerror(errno));
     server_.Log(3, err);
     last_bgsave_ok_ = false;
-    return Status::IOError("ERR " + err);
+    return Status::IOError(err);
   }
   c.pid = pid;
   child_ = c;

@@ -51,7 +51,7 @@ Status AddDelta(uint64_t old, int64_t delta, uint64_t* out) {
   if (delta >= 0) {
     const auto d = static_cast<uint64_t>(delta);
     if (old > std::numeric_limits<uint64_t>::max() - d) {
-      return Status::InvalidArgument(kOverflowMessage);
+      return Status::OutOfRange(kOverflowMessage);
     }
     *out = old + d;
   } else {

@@ -163,7 +163,7 @@ class CounterSpace {
 
   // Adds delta to one counter and returns the new value. A decrement below zero clamps
   // at 0 (a racing "unlike" must not fail); a result above 2^64-1 fails with
-  // InvalidArgument and changes nothing. A write that would create a key with all
+  // OutOfRange and changes nothing. A write that would create a key with all
   // counters zero creates nothing.
   Status IncrBy(int64_t id, size_t field, int64_t delta, uint64_t* new_value);
   // Sets one counter; same creation rule as IncrBy.

@@ -21,6 +21,7 @@ class [[nodiscard]] Status {
     kNoSpace,
     kBusy,
     kFull,
+    kOutOfRange,  // a value would leave its range (an increment overflowing)
   };
 
   Status() = default;
@@ -40,6 +41,7 @@ class [[nodiscard]] Status {
   static Status NoSpace(std::string_view m) { return Status(Code::kNoSpace, m); }
   static Status Busy(std::string_view m) { return Status(Code::kBusy, m); }
   static Status Full(std::string_view m) { return Status(Code::kFull, m); }
+  static Status OutOfRange(std::string_view m) { return Status(Code::kOutOfRange, m); }
 
   bool ok() const { return rep_ == nullptr; }
   Code code() const { return rep_ ? rep_->code : Code::kOk; }
@@ -49,6 +51,7 @@ class [[nodiscard]] Status {
   bool IsIOError() const { return code() == Code::kIOError; }
   bool IsNoSpace() const { return code() == Code::kNoSpace; }
   bool IsFull() const { return code() == Code::kFull; }
+  bool IsOutOfRange() const { return code() == Code::kOutOfRange; }
 
   // The message alone, without a code prefix ("" when OK).
   const std::string& message() const {
@@ -79,6 +82,7 @@ inline std::string Status::ToString() const {
     case Code::kNoSpace: return "No space: " + message();
     case Code::kBusy: return "Busy: " + message();
     case Code::kFull: return "Full: " + message();
+    case Code::kOutOfRange: return "Out of range: " + message();
   }
   return message();
 }

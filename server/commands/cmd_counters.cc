@@ -67,14 +67,6 @@ void ReplyCounter(CommandContext& ctx, uint64_t v) {
   }
 }
 
-void ReplyStatus(CommandContext& ctx, const Status& s) {
-  if (s.IsInvalidArgument() && s.message().find("overflow") != std::string::npos) {
-    ctx.Error(protocol::err::kOverflow);
-  } else {
-    ctx.Error("ERR " + s.message());
-  }
-}
-
 void Create(CommandContext& ctx) {
   std::vector<std::string_view> specs(ctx.args.begin() + 2, ctx.args.end());
   CounterSchema schema;
@@ -129,7 +121,7 @@ void IncrBy(CommandContext& ctx) {
   uint64_t value;
   Status s = space->IncrBy(id, field, delta, &value);
   if (!s.ok()) {
-    ReplyStatus(ctx, s);
+    ctx.Error(s);
     return;
   }
   ctx.Dirty();
@@ -145,7 +137,7 @@ void Set(CommandContext& ctx) {
   if (!ctx.IdArg(2, &id) || !FieldArg(ctx, *space, 3, &field) || !UnsignedArg(ctx, 4, &value)) return;
   Status s = space->Set(id, field, value);
   if (!s.ok()) {
-    ReplyStatus(ctx, s);
+    ctx.Error(s);
     return;
   }
   ctx.Dirty();

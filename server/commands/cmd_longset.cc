@@ -65,7 +65,7 @@ void ReplyIds(CommandContext& ctx, const std::vector<int64_t>& ids) {
 void LsSet(CommandContext& ctx) {
   std::unique_ptr<LongSet> ls;
   Status st = LongSet::FromImage(ctx.arg(2), Options(ctx), &ls);
-  if (!st.ok()) return ctx.Error("ERR " + st.message());
+  if (!st.ok()) return ctx.Error(st);
   if (ls->empty()) {
     if (ctx.db().Delete(ctx.arg(1))) ctx.Dirty();  // empty sets do not exist
   } else {

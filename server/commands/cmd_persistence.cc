@@ -19,12 +19,6 @@ namespace feedkv::server {
 
 namespace {
 
-std::string ErrorText(const Status& s) {
-  const std::string& m = s.message();
-  if (m.rfind("ERR ", 0) == 0 || m.rfind("MISCONF ", 0) == 0) return m;
-  return "ERR " + (m.empty() ? s.ToString() : m);
-}
-
 Persistence* Get(CommandContext& ctx) {
   Persistence* p = ctx.server.persistence();
   if (p == nullptr) ctx.Error("ERR persistence is not available");
@@ -35,7 +29,7 @@ void Save(CommandContext& ctx) {
   Persistence* p = Get(ctx);
   if (p == nullptr) return;
   Status s = p->Save();
-  if (!s.ok()) return ctx.Error(ErrorText(s));
+  if (!s.ok()) return ctx.Error(s);
   ctx.reply.Ok();
 }
 
@@ -51,7 +45,7 @@ void BgSave(CommandContext& ctx) {
   if (p == nullptr) return;
   std::string reply;
   Status s = p->BgSave(false, schedule, &reply);
-  if (!s.ok()) return ctx.Error(ErrorText(s));
+  if (!s.ok()) return ctx.Error(s);
   ctx.reply.Simple(reply);
 }
 
@@ -60,7 +54,7 @@ void BgRewriteAof(CommandContext& ctx) {
   if (p == nullptr) return;
   std::string reply;
   Status s = p->BgSave(true, false, &reply);
-  if (!s.ok()) return ctx.Error(ErrorText(s));
+  if (!s.ok()) return ctx.Error(s);
   ctx.reply.Simple(reply);
 }
 

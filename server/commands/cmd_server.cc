@@ -58,7 +58,7 @@ void ConfigCmd(CommandContext& ctx) {
         if (EqualsIgnoreCase(ctx.arg(j), ctx.arg(i))) s = Status::InvalidArgument(ConfigSetFailed(ctx.arg(i), "duplicate parameter"));
       }
       if (!s.ok()) {
-        ctx.Error("ERR " + s.message());
+        ctx.Error(s);
         return;
       }
       listen_changed |= EqualsIgnoreCase(ctx.arg(i), "bind") || EqualsIgnoreCase(ctx.arg(i), "port");
@@ -93,7 +93,7 @@ void ConfigCmd(CommandContext& ctx) {
   } else if (EqualsIgnoreCase(sub, "REWRITE") && ctx.argc() == 2) {
     Status s = config.Rewrite();
     if (!s.ok()) {
-      ctx.Error("ERR " + s.message());
+      ctx.Error(s);
       return;
     }
     ctx.reply.Ok();

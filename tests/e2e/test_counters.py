@@ -58,8 +58,9 @@ def test_errors_change_nothing(r):
     with pytest.raises(redis.ResponseError, match="not an integer"):
         r.execute_command("COUNTER.INCRBY", "post", "abc", "like", 1)
     r.execute_command("COUNTER.SET", "post", 1, "read", 2**64 - 1)
-    with pytest.raises(redis.ResponseError, match="overflow"):
+    with pytest.raises(redis.ResponseError) as e:
         r.execute_command("COUNTER.INCRBY", "post", 1, "read", 1)
+    assert str(e.value) == "increment or decrement would overflow"  # Redis's INCRBY text
     assert r.execute_command("COUNTER.GET", "post", 1, "read") == [str(2**64 - 1)]
     with pytest.raises(redis.ResponseError, match="different schema"):
         r.execute_command("COUNTER.CREATE", "post", "like:8")

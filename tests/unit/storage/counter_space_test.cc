@@ -109,7 +109,7 @@ TEST(CounterSpace, Uint64OverflowIsAnErrorAndChangesNothing) {
   ASSERT_TRUE(s.Set(7, 1, 3).ok());
   uint64_t v = 42;
   Status st = s.IncrBy(7, 0, 2, &v);
-  EXPECT_TRUE(st.IsInvalidArgument());
+  EXPECT_TRUE(st.IsOutOfRange());
   EXPECT_EQ(st.message(), "increment or decrement would overflow");
   EXPECT_EQ(v, 42u);
   EXPECT_EQ(GetAll(s, 7), (std::vector<uint64_t>{kMaxU64 - 1, 3}));
@@ -118,7 +118,7 @@ TEST(CounterSpace, Uint64OverflowIsAnErrorAndChangesNothing) {
   EXPECT_EQ(Incr(&s, 7, 1, 100), 103u);
   EXPECT_EQ(s.Locate(7), CounterLocation::kAux);
   EXPECT_TRUE(s.IncrBy(7, 1, kMaxId, &v).ok());
-  EXPECT_TRUE(s.IncrBy(7, 1, kMaxId, &v).IsInvalidArgument());
+  EXPECT_TRUE(s.IncrBy(7, 1, kMaxId, &v).IsOutOfRange());
   EXPECT_EQ(GetAll(s, 7), (std::vector<uint64_t>{kMaxU64, 103u + uint64_t{kMaxId}}));
   EXPECT_TRUE(s.Validate().ok());
 }
@@ -625,7 +625,7 @@ TEST(CounterSpace, RandomizedDifferentialAgainstMap) {
       uint64_t got = 12345;
       Status st = space->IncrBy(id, f, delta, &got);
       if (delta > 0 && old > kMaxU64 - static_cast<uint64_t>(delta)) {
-        ASSERT_TRUE(st.IsInvalidArgument()) << op;
+        ASSERT_TRUE(st.IsOutOfRange()) << op;
         continue;
       }
       ASSERT_TRUE(st.ok()) << op << " " << st.ToString();
