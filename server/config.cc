@@ -278,20 +278,6 @@ void Config::Str(const std::string& name, std::string ServerConfig::*f, bool mut
              [f](const ServerConfig& c) { return c.*f; }, mut, {}});
 }
 
-void Config::Enum(const std::string& name, std::string ServerConfig::*f, std::vector<std::string> allowed,
-                  bool mut) {
-  Add(name, {[f, allowed](ServerConfig& c, std::string_view v) {
-               std::string l = LowerAscii(v);
-               if (std::find(allowed.begin(), allowed.end(), l) == allowed.end()) {
-                 return Status::InvalidArgument("argument(s) must be one of the following: " +
-                                                fmt::format("{}", fmt::join(allowed, ", ")));
-               }
-               c.*f = l;
-               return Status::OK();
-             },
-             [f](const ServerConfig& c) { return c.*f; }, mut, {}});
-}
-
 template <class E>
 void Config::Choice(const std::string& name, E ServerConfig::*f,
                     std::vector<std::pair<std::string, E>> names, bool mut) {
@@ -315,6 +301,13 @@ void Config::Choice(const std::string& name, E ServerConfig::*f,
                return std::string();
              },
              mut, {}});
+}
+
+void Config::Enum(const std::string& name, std::string ServerConfig::*f, std::vector<std::string> allowed,
+                  bool mut) {
+  std::vector<std::pair<std::string, std::string>> names;
+  for (auto& a : allowed) names.emplace_back(a, a);
+  Choice<std::string>(name, f, std::move(names), mut);
 }
 
 void Config::Double(const std::string& name, double ServerConfig::*f, double min, double max, bool mut) {
