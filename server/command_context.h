@@ -27,6 +27,10 @@ namespace feedkv::server {
 
 class Server;
 
+// A counter id argument: an int64 in decimal, leading zeros allowed ("007",
+// "-0" is 0). COUNTER.* and the cold tier's routing read ids with it.
+bool ParseCounterId(std::string_view s, int64_t* out);
+
 class CommandContext {
  public:
   CommandContext(Server& server, Client& client, const CommandSpec& spec,
@@ -82,7 +86,7 @@ class CommandContext {
   bool DoubleArg(size_t i, double* out);
   // Parses argument i as an int64 id: decimal, zero-padding allowed (as
   // redis-benchmark's __rand_int__ produces); replies Redis's error if not.
-  bool IdArg(size_t i, int64_t* out);
+  bool IdArg(size_t i, int64_t* out);  // ParseCounterId, or replies an error
 
   // Records that the command changed `n` things. A write command that
   // reported changes is propagated to the AOF and replicas.

@@ -441,6 +441,13 @@ Config::Config() {
   Memory("counter-table-size", &ServerConfig::counter_table_size, true);
   Double("counter-table-max-fill", &ServerConfig::counter_table_max_fill, 0.1, 0.99, true);
   Int("counter-max-probes", &ServerConfig::counter_max_probes, 1, 1 << 20, true);
+  Memory("counter-memory-limit", &ServerConfig::counter_memory_limit, true);
+  Memory("counter-cold-cache-size", &ServerConfig::counter_cold_cache_size, true);
+  Str("cold-dir", &ServerConfig::cold_dir, false);
+  Int("cold-read-threads", &ServerConfig::cold_read_threads, 1, 64, false);
+  Int("cold-read-batch", &ServerConfig::cold_read_batch, 1, 4096, true);
+  Memory("cold-block-cache-size", &ServerConfig::cold_block_cache_size, false);
+  Int("cold-bloom-bits-per-key", &ServerConfig::cold_bloom_bits_per_key, 1, 64, false);
   Int("set-max-intset-entries", &ServerConfig::set_max_intset_entries, 0, INT64_MAX, true);
   Int("set-max-listpack-entries", &ServerConfig::set_max_listpack_entries, 0, INT64_MAX, true);
   // Where the server writes files: CONFIG SET may change these only when

@@ -126,6 +126,15 @@ struct ServerConfig {
   int64_t counter_table_size = 1024ll * 1024 * 1024;
   double counter_table_max_fill = 0.85;
   int64_t counter_max_probes = 32;
+  // The cold counter tier (docs/counters.md, "Cold tables"). cold-dir is
+  // relative to dir unless absolute; it is fixed at start.
+  int64_t counter_memory_limit = 0;  // 0: no automatic spills
+  int64_t counter_cold_cache_size = 256ll * 1024 * 1024;
+  std::string cold_dir = "cold";
+  int64_t cold_read_threads = 4;
+  int64_t cold_read_batch = 64;
+  int64_t cold_block_cache_size = 512ll * 1024 * 1024;
+  int64_t cold_bloom_bits_per_key = 10;
   // Sets
   int64_t set_max_intset_entries = 512;
   int64_t set_max_listpack_entries = 128;

@@ -7,6 +7,7 @@
 
 #include <boost/asio/post.hpp>
 
+#include "server/cold_tier.h"
 #include "server/command_context.h"
 #include "server/monotonic_clock.h"
 #include "server/network.h"
@@ -140,17 +141,20 @@ void CommandContext::ReplyHelp(std::initializer_list<std::string_view> lines) {
   reply.Simple("    Prints this help.");
 }
 
-bool CommandContext::IdArg(size_t i, int64_t* out) {
-  std::string_view s = args[i];
+bool ParseCounterId(std::string_view s, int64_t* out) {
   size_t lead = 0;
   bool neg = !s.empty() && s[0] == '-';
   while (lead + neg + 1 < s.size() && s[lead + neg] == '0') lead++;
   std::string trimmed = neg ? "-" + std::string(s.substr(1 + lead)) : std::string(s.substr(lead));
-  if (trimmed != "-0" && ParseCanonicalInt64(trimmed, out)) return true;
   if (trimmed == "-0") {
     *out = 0;
     return true;
   }
+  return ParseCanonicalInt64(trimmed, out);
+}
+
+bool CommandContext::IdArg(size_t i, int64_t* out) {
+  if (ParseCounterId(args[i], out)) return true;
   Error(protocol::err::kNotInteger);
   return false;
 }
@@ -255,6 +259,9 @@ void Server::Execute(Client& c, std::span<const std::string_view> args) {
     PostponeForPause(c, args);
     return;
   }
+  // Counter ids of cold tables that are not in memory: the client waits for
+  // the cold tier to load them, then the command runs again from the top.
+  if (cold_tier_ != nullptr && cold_tier_->ParkForLoads(c, *spec, args)) return;
   size_t before = c.out.size();
   auto mode = c.reply_mode;
   if (mode == Client::ReplyMode::kSkip) c.reply_mode = Client::ReplyMode::kOn;

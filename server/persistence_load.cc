@@ -4,6 +4,8 @@
 
 #include "server/log_applier.h"
 #include "server/persistence.h"
+
+#include "server/cold_tier.h"
 #include "storage/aof_reader.h"
 #include "storage/rdb_reader.h"
 
@@ -148,6 +150,13 @@ Status Persistence::LoadSnapshot(const std::string& path, rdb::Header* h) {
     return s;
   }
   data.Adopt(*loader);
+  if (ColdTier* cold = server_.cold_tier()) {
+    s = cold->AttachLoaded();
+    if (!s.ok()) {
+      data.Clear();
+      return s;
+    }
+  }
   load_keys_ = st.keys;
   load_expired_ = loader->expired_keys();
   server_.Log(2, fmt::format("Snapshot {} loaded: {} keys, {} counter spaces, {} bytes", path,

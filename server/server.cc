@@ -1,4 +1,6 @@
 #include "server/server.h"
+
+#include "server/cold_tier.h"
 #include "server/allocator.h"
 
 #include <sys/resource.h>
@@ -67,6 +69,12 @@ Server::~Server() {
 void Server::set_persistence(std::unique_ptr<Persistence> p) { persistence_ = std::move(p); }
 
 void Server::set_replication(std::unique_ptr<Replication> r) { replication_ = std::move(r); }
+
+void Server::set_cold_tier(std::unique_ptr<ColdTier> t) {
+  cold_tier_ = std::move(t);
+  AddCronHook([this](int64_t now_ms) { cold_tier_->Cron(now_ms); });
+  AddInfoSection("cold", [this](std::string* out) { cold_tier_->InfoSection(out); });
+}
 
 void Server::set_replica_mode(bool on) {
   replica_mode_ = on;

@@ -41,6 +41,7 @@ namespace feedkv::server {
 
 class Connection;
 class Listener;
+class ColdTier;
 class Persistence;
 class Replication;
 
@@ -153,6 +154,9 @@ class Server {
   // The replication subsystem, once attached (null in unit tests).
   Replication* replication() { return replication_.get(); }
   void set_replication(std::unique_ptr<Replication> r);
+  // The cold counter tier (server/cold_tier.h); null in unit tests.
+  ColdTier* cold_tier() { return cold_tier_.get(); }
+  void set_cold_tier(std::unique_ptr<ColdTier> t);
   // Set while this node is a replica: client writes get -READONLY, keys are
   // not expired or evicted here (the master's DELs arrive in its log).
   void set_replica_mode(bool on);
@@ -367,6 +371,8 @@ class Server {
   Evictor evictor_{*this};
   bool shutting_down_ = false;
   bool replica_mode_ = false;
+  // Its threads hold nothing of the dataset but the tables they spill.
+  std::unique_ptr<ColdTier> cold_tier_;
   // Last: destroyed first, while everything they use still exists (the
   // replication threads read the persistence's files: they stop first).
   std::unique_ptr<Persistence> persistence_;

@@ -16,6 +16,12 @@ std::string EncodePacked(const CounterSchema& schema, const char* slot) {
   return row;
 }
 
+bool SlotIsZero(const CounterSchema& schema, const char* slot) {
+  const char* fields = slot + CounterSchema::kIdBytes;
+  const size_t packed = schema.slot_bytes() - CounterSchema::kIdBytes;
+  return std::all_of(fields, fields + packed, [](char c) { return c == 0; });
+}
+
 std::string Encode(const CounterSchema& schema, const uint64_t* values) {
   const size_t n = schema.num_fields();
   bool fits = true;

@@ -34,6 +34,9 @@ enum Tag : char { kPacked = 1, kWide = 2 };
 
 // The row of a slot (`slot` points at the slot's id).
 std::string EncodePacked(const CounterSchema& schema, const char* slot);
+// True if every field of the slot is zero (padding is always zero). A spill
+// writes no row for such a key: in a cold range, all zeros means absent.
+bool SlotIsZero(const CounterSchema& schema, const char* slot);
 // The row of counters values[0, num_fields): packed when every value fits its
 // field, wide otherwise.
 std::string Encode(const CounterSchema& schema, const uint64_t* values);

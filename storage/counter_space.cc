@@ -174,6 +174,7 @@ Status CounterSpace::AddTable(int64_t first_id, uint64_t keys) {
   if (!s.ok()) return s;
   if (!tables_.empty()) tables_.back()->set_last_id(first_id - 1);
   tables_.push_back(std::move(t));
+  if (tiered_) tiers_.emplace_back();
   starts_.push_back(first_id);
   return Status::OK();
 }
@@ -353,6 +354,17 @@ void CounterSpace::Place(int64_t id, int route, CounterTable::Probe probe, size_
 template <class Compute>
 Status CounterSpace::Update(int64_t id, size_t field, Compute compute, uint64_t* new_value) {
   if (field >= schema_->num_fields()) return Status::InvalidArgument("no such counter field");
+  if (const int r = TieredRoute(id); r >= 0) {
+    bool existed;
+    uint64_t* row = TieredRowForWrite(r, id, &existed);
+    uint64_t value = 0;
+    Status s = compute(row[field], &value);
+    if (!s.ok()) return s;
+    row[field] = value;
+    TieredWritten(r, existed, row);
+    *new_value = value;
+    return Status::OK();
+  }
   const int route = Route(id);
   CounterTable::Probe probe;
   uint64_t value = 0;
@@ -423,6 +435,10 @@ Status CounterSpace::Set(int64_t id, size_t field, uint64_t value) {
 }
 
 void CounterSpace::Get(int64_t id, uint64_t* values) const {
+  if (const int r = TieredRoute(id); r >= 0) {
+    TieredGet(r, id, values);
+    return;
+  }
   CounterTable::Probe p;
   if (const CounterTable* t = FindSlot(id, Route(id), &p)) {
     schema_->LoadAll(t->slot(p.slot), values);
@@ -440,6 +456,11 @@ void CounterSpace::Get(int64_t id, uint64_t* values) const {
 
 uint64_t CounterSpace::GetField(int64_t id, size_t field) const {
   assert(field < schema_->num_fields());
+  if (const int r = TieredRoute(id); r >= 0) {
+    std::array<uint64_t, CounterSchema::kMaxFields> values;
+    TieredGet(r, id, values.data());
+    return values[field];
+  }
   CounterTable::Probe p;
   if (const CounterTable* t = FindSlot(id, Route(id), &p)) {
     return schema_->Load(t->slot(p.slot), field);
@@ -450,6 +471,13 @@ uint64_t CounterSpace::GetField(int64_t id, size_t field) const {
 }
 
 bool CounterSpace::Del(int64_t id) {
+  if (const int r = TieredRoute(id); r >= 0) {
+    bool existed;
+    uint64_t* row = TieredRowForWrite(r, id, &existed);
+    std::fill(row, row + schema_->num_fields(), 0);
+    TieredWritten(r, existed, row);
+    return existed;
+  }
   CounterTable::Probe p;
   if (CounterTable* t = FindSlot(id, Route(id), &p)) {
     t->Erase(p);
@@ -459,6 +487,12 @@ bool CounterSpace::Del(int64_t id) {
 }
 
 CounterLocation CounterSpace::Locate(int64_t id, size_t* table_index) const {
+  if (const int r = TieredRoute(id); r >= 0) {
+    std::array<uint64_t, CounterSchema::kMaxFields> values;
+    if (!TieredGet(r, id, values.data())) return CounterLocation::kAbsent;
+    if (table_index != nullptr) *table_index = static_cast<size_t>(r);
+    return CounterLocation::kCold;
+  }
   const int route = Route(id);
   CounterTable::Probe p;
   if (FindSlot(id, route, &p) != nullptr) {
@@ -474,11 +508,13 @@ size_t CounterSpace::num_keys() const {
   size_t n = aux_.size() + extend_.size();
   for (const auto& t : tables_) n += t->used();
   if (growing_from_) n += growing_from_->used();
+  for (const Tier& t : tiers_) n += t.keys;
   return n;
 }
 
 size_t CounterSpace::TableBytes() const {
   size_t bytes = growing_from_ ? growing_from_->touched_bytes() : 0;
+  if (spill_source_) bytes += spill_source_->touched_bytes();
   for (const auto& t : tables_) bytes += t->touched_bytes();
   return bytes;
 }
@@ -492,14 +528,23 @@ size_t CounterSpace::MemoryUsage() const {
   if (growing_from_) {
     bytes += sizeof(CounterTable) + growing_from_->touched_bytes() + growing_from_->tracking_bytes();
   }
+  if (spill_source_) bytes += spill_source_->touched_bytes() + spill_source_->tracking_bytes();
+  if (warm_) bytes += warm_->MemoryUsage();
   return bytes;
 }
 
 CounterSpaceStats CounterSpace::Stats() const {
   CounterSpaceStats st;
   uint64_t probe_sum = 0;
-  for (const auto& t : tables_) {
+  for (size_t i = 0; i < tables_.size(); ++i) {
+    const CounterTable* t = tables_[i].get();
     CounterTableStats ts;
+    ts.tier = tier(i);
+    if (ts.tier != TableTier::kHot) {
+      ts.cold_keys = tiers_[i].keys;
+      st.cold_keys += ts.cold_keys;
+      if (static_cast<int>(i) == spilling_) t = spill_source_.get();
+    }
     ts.first_id = t->first_id();
     ts.last_id = t->last_id();
     ts.capacity = t->capacity();
@@ -509,8 +554,10 @@ CounterSpaceStats CounterSpace::Stats() const {
     ts.bytes = t->mapped_bytes();
     ts.mean_probes = t->mean_probes();
     ts.max_probes = t->max_probe_seen();
-    st.table_keys += ts.used;
-    probe_sum += t->probe_sum();
+    if (ts.tier == TableTier::kHot) {
+      st.table_keys += ts.used;
+      probe_sum += t->probe_sum();
+    }
     st.max_probes = std::max(st.max_probes, ts.max_probes);
     st.tables.push_back(ts);
   }
@@ -520,7 +567,12 @@ CounterSpaceStats CounterSpace::Stats() const {
   }
   st.aux_keys = aux_.size();
   st.extend_keys = extend_.size();
-  st.num_keys = st.table_keys + st.aux_keys + st.extend_keys;
+  st.num_keys = st.table_keys + st.aux_keys + st.extend_keys + st.cold_keys;
+  if (warm_) {
+    st.warm_entries = warm_->size();
+    st.warm_dirty = warm_->dirty();
+    st.warm_bytes = warm_->MemoryUsage();
+  }
   st.memory_bytes = MemoryUsage();
   st.bytes_per_key =
       st.num_keys ? static_cast<double>(st.memory_bytes) / static_cast<double>(st.num_keys) : 0;

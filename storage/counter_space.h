@@ -13,10 +13,22 @@
 //   - the extend dict: keys that found no free slot within the probe limit, whose table
 //     was full, or that are one of the two reserved ids (CounterTable::IsReservedId).
 // Keys never move back from aux/extend to a table. See docs/counters.md.
+//
+// The cold tier (storage/counter_space_tier.cc, docs/counters.md "Cold tables"): a
+// table other than the newest may leave memory. BeginSpill freezes it (its keys are
+// read from it, writes to its range go to the warm cache) and hands it to a spiller that
+// copies it to the cold store off the command thread; CommitSpill then frees it (the
+// range is cold), AbortSpill makes it hot again. The keys of a cold range live on disk
+// and, once loaded or written, in the warm cache (`CounterWarmCache`); a command may
+// touch a cold id only once it is loaded (NeedsLoad), which the server arranges by
+// parking the command. Keys written in a spilling or cold range stay dirty in the warm
+// cache (and in snapshots): the rows on disk are only ever written by a spill, so a
+// snapshot plus the cold store's rows of its cold ranges are always one state.
 // Not thread-safe; owned by the command thread.
 #pragma once
 
 #include <array>
+#include <functional>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -28,6 +40,7 @@
 
 #include "storage/counter_schema.h"
 #include "storage/counter_table.h"
+#include "storage/counter_warm_cache.h"
 #include "storage/status.h"
 
 namespace feedkv {
@@ -47,6 +60,10 @@ struct CounterOptions {
   bool operator==(const CounterOptions&) const = default;
 };
 
+// Where a table's keys are (docs/counters.md, "Cold tables").
+enum class TableTier : uint8_t { kHot = 0, kSpilling = 1, kCold = 2 };
+const char* TableTierName(TableTier tier);
+
 struct CounterTableStats {
   int64_t first_id = 0;
   int64_t last_id = 0;
@@ -57,6 +74,8 @@ struct CounterTableStats {
   size_t bytes = 0;  // mapped bytes
   double mean_probes = 0;
   uint32_t max_probes = 0;  // high-water mark
+  TableTier tier = TableTier::kHot;
+  uint64_t cold_keys = 0;  // keys of a spilling or cold table
 };
 
 struct CounterSpaceStats {
@@ -75,7 +94,14 @@ struct CounterSpaceStats {
   uint64_t extend_table_full = 0;   // new keys whose table was full (or reserved ids)
   uint64_t growths = 0;             // times the newest table grew into a larger one
   bool growing = false;             // a growth step is moving keys now
+  // The cold tier: keys in spilling or cold ranges (on disk or in the warm cache),
+  // and the warm cache's entries, dirty entries and bytes.
+  uint64_t cold_keys = 0;
+  size_t warm_entries = 0;
+  size_t warm_dirty = 0;
+  size_t warm_bytes = 0;
 };
+
 
 // Byte streams for counter space snapshots: the RDB code adapts its own checksummed
 // streams to these; SerializeTo/DeserializeFrom use strings.
@@ -113,7 +139,7 @@ class CounterStringSource : public CounterSnapshotSource {
 };
 
 // Where a key lives (for tests and diagnostics).
-enum class CounterLocation { kAbsent, kTable, kAux, kExtend };
+enum class CounterLocation { kAbsent, kTable, kAux, kExtend, kCold };
 
 // CounterDict: the aux and extend dictionaries, id -> width full 64-bit counters, kept in
 // one flat row array so an entry costs a hash node plus its counters. Pointers it
@@ -201,6 +227,47 @@ class CounterSpace {
   // Full consistency check: every table slot, table ranges, one place per key.
   Status Validate() const;
 
+  // --- the cold tier (storage/counter_space_tier.cc; see the file comment) ---
+  // Synchronous read of one id from the cold store, for callers that cannot wait for a
+  // load (commands applied from the log): *found false when the store has no row.
+  using ColdReader = std::function<Status(int64_t id, uint64_t* values, bool* found)>;
+  void set_cold_reader(ColdReader reader) { cold_reader_ = std::move(reader); }
+  // True while some table is spilling or cold.
+  bool tiered() const { return tiered_; }
+  TableTier tier(size_t table) const { return tiered_ ? tiers_[table].state : TableTier::kHot; }
+  // Names this space's rows in the cold store; 0 until its first spill. Kept in
+  // snapshots, so a restarted server finds the rows of its cold tables.
+  uint64_t cold_generation() const { return cold_generation_; }
+  void set_cold_generation(uint64_t g) { cold_generation_ = g; }
+  // True if id's range is cold and the warm cache does not hold id: a command must wait
+  // until InsertLoaded brings it.
+  bool NeedsLoad(int64_t id) const;
+  // The tier of the table owning id (hot for ids outside every table).
+  TableTier TierOf(int64_t id) const {
+    const int r = TieredRoute(id);
+    return r < 0 ? TableTier::kHot : tiers_[r].state;
+  }
+  // What the cold store holds for id (nullptr: no row). Ignored unless NeedsLoad(id).
+  Status InsertLoaded(int64_t id, std::string_view row);
+  // The table a spill takes next: the oldest hot table that is not the newest; -1 if
+  // none (or a spill is running).
+  int SpillCandidate() const;
+  // Freezes table `table` for a spill and returns it (the spiller may read it on any
+  // thread while the space lives or not). Aux and extend keys of its range move to the
+  // warm cache. InvalidArgument if it is the newest or not hot, Busy if a spill is running.
+  Status BeginSpill(size_t table, std::shared_ptr<const CounterTable>* source);
+  int spilling_table() const { return spilling_; }
+  // The spill of the spilling table reached the cold store: its range becomes cold and
+  // its memory is freed. `zero_keys`: keys of the frozen table whose counters were all
+  // zero, which the spill left out (in a cold range, all zeros is no key).
+  void CommitSpill(uint64_t zero_keys);
+  // The spill failed: the table is hot again, with the writes made meanwhile. O(1) plus
+  // those writes when the spiller no longer holds the table, as it should not.
+  void AbortSpill();
+  // Drops clean warm entries until the cache holds at most `budget` bytes.
+  size_t TrimWarm(size_t budget, size_t max_visits);
+  size_t WarmBytes() const { return warm_ ? warm_->MemoryUsage() : 0; }
+
   // Snapshots (storage/counter_space_codec.cc; format in docs/formats.md, "Counter space
   // snapshot"). WriteTo streams a self-contained, XXH3-checksummed image to `sink` in
   // pieces of at most 64 KiB: each table as its non-zero 64 KiB chunks, zero runs
@@ -215,9 +282,10 @@ class CounterSpace {
   static Status ReadFrom(CounterSnapshotSource* src, std::unique_ptr<CounterSpace>* out);
   static Status DeserializeFrom(std::string_view in, std::unique_ptr<CounterSpace>* out);
 
-  // f(int64_t id, std::span<const uint64_t> counters) for every key: tables in id-range
-  // order (slot order within one; the newest's old table while it grows), then aux, then
-  // extend.
+  // f(int64_t id, std::span<const uint64_t> counters) for every key in memory: tables
+  // in id-range order (slot order within one; the newest's old table while it grows),
+  // then aux, then extend, then a spilling table's keys as the warm cache has them. The
+  // keys of cold ranges are not visited (they are on disk).
   template <class F>
   void ForEachKey(F&& f) const;
 
@@ -253,6 +321,28 @@ class CounterSpace {
   // Cross-structure checks shared by Validate and ReadFrom.
   Status ValidateLayout() const;
 
+  // --- the cold tier ---
+  struct Tier {
+    TableTier state = TableTier::kHot;
+    uint64_t keys = 0;  // keys of the range while spilling or cold
+  };
+  // The route of id if its range is spilling or cold, else -1.
+  int TieredRoute(int64_t id) const {
+    if (!tiered_) return -1;
+    const int r = Route(id);
+    return r >= 0 && tiers_[r].state != TableTier::kHot ? r : -1;
+  }
+  // The counters of a tiered id (route r) into values; true if the key exists.
+  bool TieredGet(int r, int64_t id, uint64_t* values) const;
+  // The warm row of a tiered id for a write (made from the spilling table, the cold
+  // reader or zeros if not cached); *existed says whether the key had a counter.
+  uint64_t* TieredRowForWrite(int r, int64_t id, bool* existed);
+  // Bookkeeping after a tiered write: the range's key count.
+  void TieredWritten(int r, bool existed, const uint64_t* row);
+  void MakeTiered();
+  // Replaces a hot key's counters (all zero: deletes it). Used by AbortSpill and loads.
+  void SetHotRow(int64_t id, const uint64_t* row);
+
   std::shared_ptr<const CounterSchema> schema_;
   CounterOptions options_;
   std::vector<std::unique_ptr<CounterTable>> tables_;
@@ -268,6 +358,14 @@ class CounterSpace {
   uint64_t aux_entries_ = 0;
   uint64_t extend_probe_limit_ = 0;
   uint64_t extend_table_full_ = 0;
+  // The cold tier (empty / null until the first spill).
+  bool tiered_ = false;
+  std::vector<Tier> tiers_;  // parallel to tables_ once tiered_
+  int spilling_ = -1;
+  std::shared_ptr<const CounterTable> spill_source_;  // the spilling table's keys
+  mutable std::unique_ptr<CounterWarmCache> warm_;    // a read refreshes its LRU
+  uint64_t cold_generation_ = 0;
+  ColdReader cold_reader_;
 };
 
 template <class F>
@@ -283,6 +381,18 @@ void CounterSpace::ForEachKey(F&& f) const {
   auto emit = [&](int64_t id, const uint64_t* row) { f(id, std::span<const uint64_t>(row, n)); };
   aux_.ForEach(emit);
   extend_.ForEach(emit);
+  if (spilling_ >= 0) {
+    spill_source_->ForEachUsed([&](int64_t id, const char* slot) {
+      if (!warm_->Contains(id)) emit_slot(id, slot);
+    });
+    const CounterTable& t = *tables_[spilling_];
+    warm_->ForEach([&](int64_t id, const uint64_t* row, bool) {
+      if (!t.Owns(id)) return;
+      for (size_t i = 0; i < n; i++) {
+        if (row[i] != 0) return emit(id, row);
+      }
+    });
+  }
 }
 
 }  // namespace feedkv

@@ -36,7 +36,10 @@ constexpr uint32_t kVersionWholeTables = 1;  // tables as raw slot bytes; read o
 constexpr uint32_t kVersionChunked = 2;      // chunked tables; read only
 // Version 2 plus "loose keys" at the end: the keys of a table the newest one was growing
 // out of, written as (id, counters) and placed again on load.
-constexpr uint32_t kVersionLooseKeys = 3;  // written
+constexpr uint32_t kVersionLooseKeys = 3;  // written by a space that never spilled
+// Version 3 plus the cold tier: each table's tier and key count, the space's cold
+// generation and the warm cache's written keys (docs/formats.md).
+constexpr uint32_t kVersionTiered = 4;  // written by a space with a spilling or cold table
 constexpr uint64_t kChunkBytes = 64 * 1024;
 // Zero runs shorter than this stay inside a literal (a pair costs ~2-4 bytes).
 constexpr uint64_t kMinZeroRun = 8;
@@ -217,6 +220,23 @@ uint64_t LiteralEnd(const char* data, uint64_t from, uint64_t end) {
   return end - run;
 }
 
+// A list of keys: u64 count, then count x {i64 id, n x u64}. False if truncated.
+bool ReadKeyRows(Decoder* d, size_t n, std::vector<int64_t>* ids, std::vector<uint64_t>* rows) {
+  uint64_t count;
+  if (!d->U64(&count)) return false;
+  for (uint64_t k = 0; k < count; ++k) {
+    uint64_t id;
+    if (!d->U64(&id)) return false;
+    ids->push_back(static_cast<int64_t>(id));
+    for (size_t f = 0; f < n; ++f) {
+      uint64_t v;
+      if (!d->U64(&v)) return false;
+      rows->push_back(v);
+    }
+  }
+  return true;
+}
+
 // Table body, version 2: u32 P, P x u32 chunk index (increasing), P x chunk.
 void WriteChunks(const CounterTable& t, Encoder* e, std::vector<uint32_t>* present) {
   const uint64_t bytes = t.bytes();
@@ -334,7 +354,7 @@ void CounterSpace::WriteTo(CounterSnapshotSink* sink) const {
   Encoder e(sink);
   const size_t n = schema_->num_fields();
   e.Bytes(kMagic, sizeof(kMagic));
-  e.U32(kVersionLooseKeys);
+  e.U32(tiered_ ? kVersionTiered : kVersionLooseKeys);
   e.U8(static_cast<uint8_t>(n));
   for (size_t i = 0; i < n; ++i) {
     const std::string& name = schema_->field_name(i);
@@ -351,11 +371,14 @@ void CounterSpace::WriteTo(CounterSnapshotSink* sink) const {
   e.U32(static_cast<uint32_t>(tables_.size()));
   std::string meta;
   std::vector<uint32_t> present;
-  for (const auto& t : tables_) {
+  for (size_t i = 0; i < tables_.size(); ++i) {
+    // A spilling table is written as it was frozen (hot on load), the writes made
+    // since as warm keys below.
+    const CounterTable& t = static_cast<int>(i) == spilling_ ? *spill_source_ : *tables_[i];
     meta.clear();
-    t->EncodeMeta(&meta);
+    t.EncodeMeta(&meta);
     e.Bytes(meta.data(), meta.size());
-    WriteChunks(*t, &e, &present);
+    WriteChunks(t, &e, &present);
   }
   for (const CounterDict* dict : {&aux_, &extend_}) {
     e.U64(dict->size());
@@ -370,6 +393,21 @@ void CounterSpace::WriteTo(CounterSnapshotSink* sink) const {
     growing_from_->ForEachUsed([&](int64_t id, const char* slot) {
       e.U64(static_cast<uint64_t>(id));
       schema_->LoadAll(slot, row.data());
+      for (size_t i = 0; i < n; ++i) e.U64(row[i]);
+    });
+  }
+  if (tiered_) {
+    e.U64(cold_generation_);
+    for (size_t i = 0; i < tables_.size(); ++i) {
+      const bool cold = tiers_[i].state == TableTier::kCold;
+      e.U8(cold ? static_cast<uint8_t>(TableTier::kCold) : static_cast<uint8_t>(TableTier::kHot));
+      e.U64(cold ? tiers_[i].keys : 0);
+    }
+    // Every written (dirty) warm key: the cold store never has these rows.
+    e.U64(warm_->dirty());
+    warm_->ForEach([&](int64_t id, const uint64_t* row, bool dirty) {
+      if (!dirty) return;
+      e.U64(static_cast<uint64_t>(id));
       for (size_t i = 0; i < n; ++i) e.U64(row[i]);
     });
   }
@@ -391,7 +429,7 @@ Status CounterSpace::ReadFrom(CounterSnapshotSource* src, std::unique_ptr<Counte
   uint32_t version;
   if (!d.U32(&version)) return Truncated("header");
   if (version != kVersionWholeTables && version != kVersionChunked &&
-      version != kVersionLooseKeys) {
+      version != kVersionLooseKeys && version != kVersionTiered) {
     return Status::Corruption(fmt::format("counter space: unknown format version {}", version));
   }
   uint8_t nfields;
@@ -461,19 +499,31 @@ Status CounterSpace::ReadFrom(CounterSnapshotSource* src, std::unique_ptr<Counte
   }
   std::vector<int64_t> loose_ids;
   std::vector<uint64_t> loose_rows;
-  if (version >= kVersionLooseKeys) {
-    uint64_t count;
-    if (!d.U64(&count)) return Truncated("loose keys");
-    for (uint64_t k = 0; k < count; ++k) {
-      uint64_t id;
-      if (!d.U64(&id)) return Truncated("loose keys");
-      loose_ids.push_back(static_cast<int64_t>(id));
-      for (size_t f = 0; f < n; ++f) {
-        uint64_t v;
-        if (!d.U64(&v)) return Truncated("loose keys");
-        loose_rows.push_back(v);
+  if (version >= kVersionLooseKeys && !ReadKeyRows(&d, n, &loose_ids, &loose_rows)) {
+    return Truncated("loose keys");
+  }
+  std::vector<Tier> tiers;
+  std::vector<int64_t> warm_ids;
+  std::vector<uint64_t> warm_rows;
+  uint64_t generation = 0;
+  if (version >= kVersionTiered) {
+    if (!d.U64(&generation)) return Truncated("tiers");
+    for (uint32_t i = 0; i < ntables; ++i) {
+      uint8_t state;
+      Tier t;
+      if (!d.U8(&state) || !d.U64(&t.keys)) return Truncated("tiers");
+      if (state != static_cast<uint8_t>(TableTier::kHot) &&
+          state != static_cast<uint8_t>(TableTier::kCold)) {
+        return Status::Corruption(fmt::format("counter space: bad table tier {}", state));
       }
+      t.state = static_cast<TableTier>(state);
+      if (t.state == TableTier::kCold &&
+          (i + 1 == ntables || space->tables_[i]->used() != 0 || generation == 0)) {
+        return Status::Corruption("counter space: bad cold table");
+      }
+      tiers.push_back(t);
     }
+    if (!ReadKeyRows(&d, n, &warm_ids, &warm_rows)) return Truncated("warm keys");
   }
   s = d.CheckChecksum();
   if (!s.ok()) return s;
@@ -493,6 +543,21 @@ Status CounterSpace::ReadFrom(CounterSnapshotSource* src, std::unique_ptr<Counte
     space->Place(id, route, probe, &loose_rows[k * n]);
   }
   space->FinishGrowth();
+  if (version >= kVersionTiered) {
+    space->MakeTiered();
+    space->tiers_ = std::move(tiers);
+    space->tiers_.resize(space->tables_.size());
+    space->cold_generation_ = generation;
+    for (size_t k = 0; k < warm_ids.size(); ++k) {
+      const int64_t id = warm_ids[k];
+      const uint64_t* row = &warm_rows[k * n];
+      if (const int r = space->TieredRoute(id); r >= 0) {
+        std::copy(row, row + n, space->warm_->Mutable(id));
+      } else {
+        space->SetHotRow(id, row);
+      }
+    }
+  }
   *out = std::move(space);
   return Status::OK();
 }

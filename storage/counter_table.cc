@@ -336,4 +336,17 @@ Status CounterTable::DecodeMeta(std::string_view* in, CounterTableMeta* meta) {
   return Status::OK();
 }
 
+void CounterTable::SwapWith(CounterTable& other) noexcept {
+  std::swap(schema_, other.schema_);
+  std::swap(meta_, other.meta_);
+  std::swap(slot_bytes_, other.slot_bytes_);
+  std::swap(base_, other.base_);
+  std::swap(mapped_bytes_, other.mapped_bytes_);
+  std::swap(touched_, other.touched_);
+  std::swap(used_, other.used_);
+  std::swap(tombstones_, other.tombstones_);
+  std::swap(probe_sum_, other.probe_sum_);
+  std::swap(max_probe_seen_, other.max_probe_seen_);
+}
+
 }  // namespace feedkv

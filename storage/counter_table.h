@@ -92,6 +92,8 @@ class CounterTable {
   Status FinishLoad();
 
   ~CounterTable();
+  // Exchanges everything with `other` (O(1); an aborted spill takes its table back).
+  void SwapWith(CounterTable& other) noexcept;
   CounterTable(const CounterTable&) = delete;
   CounterTable& operator=(const CounterTable&) = delete;
 

@@ -107,6 +107,14 @@ size_t CounterWarmCache::Trim(size_t budget, size_t max_visits) {
   return dropped;
 }
 
+void CounterWarmCache::Erase(int64_t id) {
+  auto it = entries_.find(id);
+  if (it == entries_.end()) return;
+  if (it->second.dirty) dirty_--;
+  lru_.erase(it->second.lru);
+  entries_.erase(it);  // a stale dirty_queue_ node is skipped by TakeDirty
+}
+
 void CounterWarmCache::Clear() {
   entries_.clear();
   lru_.clear();

@@ -66,6 +66,8 @@ class CounterWarmCache {
   // most `budget`, looking at no more than `max_visits` entries (so a cache
   // full of dirty entries costs a bounded step). Returns how many it dropped.
   size_t Trim(size_t budget, size_t max_visits = std::numeric_limits<size_t>::max());
+  // Forgets id, dirty or not (its counters went back to a hot table).
+  void Erase(int64_t id);
   // Drops every entry, dirty ones too (the space is being dropped or replaced).
   void Clear();
 

@@ -6,6 +6,7 @@
 
 #include <charconv>
 
+#include "server/cold_tier.h"
 #include "server/command_context.h"
 #include "server/server.h"
 #include "storage/counter_space.h"
@@ -219,12 +220,59 @@ void Del(CommandContext& ctx) {
   ctx.reply.Integer(existed ? 1 : 0);
 }
 
+// COUNTER.SPILL space [table]: moves a table (by default the oldest hot one
+// that is not the newest) to the cold tier; replies once it is cold.
+void Spill(CommandContext& ctx) {
+  CounterSpace* space = SpaceArg(ctx);
+  if (!space) return;
+  int64_t table = -1;
+  if (ctx.argc() > 3) {
+    ctx.SyntaxError();
+    return;
+  }
+  if (ctx.argc() == 3) {
+    if (!ctx.IntArg(2, &table)) return;
+    if (table < 0) {
+      ctx.Error(protocol::err::kOutOfRange);
+      return;
+    }
+  }
+  ColdTier* cold = ctx.server.cold_tier();
+  if (cold == nullptr) {
+    ctx.Error("ERR the cold tier is not available");
+    return;
+  }
+  const uint64_t token = cold->NextToken();
+  auto result = std::make_shared<Status>();
+  Server& server = ctx.server;
+  Status s = cold->StartSpill(std::string(ctx.arg(1)), static_cast<int>(std::min<int64_t>(table, INT32_MAX)),
+                              [&server, token, result](const Status& st) {
+                                *result = st;
+                                server.waiting().AsyncDone(token);
+                              });
+  if (!s.ok()) {
+    ctx.Error("ERR " + s.message());
+    return;
+  }
+  WaitCondition cond;
+  cond.what = WaitFor::kAsyncDone;
+  cond.token = token;
+  ctx.server.waiting().Park(ctx.client, std::move(cond), 0, [result](Client& c, WaitEnd) {
+    protocol::ReplyWriter w(&c.out, c.resp);
+    if (result->ok()) {
+      w.Ok();
+    } else {
+      w.Error("ERR spill failed: " + result->message());
+    }
+  });
+}
+
 void InfoCmd(CommandContext& ctx) {
   CounterSpace* space = SpaceArg(ctx);
   if (!space) return;
   CounterSpaceStats st = space->Stats();
   auto& r = ctx.reply;
-  r.MapHeader(14);
+  r.MapHeader(16);
   r.Bulk("schema");
   r.Bulk(space->schema().ToString());
   r.Bulk("slot_bytes");
@@ -251,10 +299,16 @@ void InfoCmd(CommandContext& ctx) {
   r.Integer(static_cast<int64_t>(st.growths));
   r.Bulk("growing");
   r.Integer(st.growing ? 1 : 0);
+  r.Bulk("cold_keys");
+  r.Integer(static_cast<int64_t>(st.cold_keys));
+  r.Bulk("warm_keys");
+  r.Integer(static_cast<int64_t>(st.warm_entries));
   r.Bulk("tables");
   r.ArrayHeader(st.tables.size());
   for (const CounterTableStats& t : st.tables) {
-    r.MapHeader(7);
+    r.MapHeader(8);
+    r.Bulk("state");
+    r.Bulk(TableTierName(t.tier));
     r.Bulk("first_id");
     r.Integer(t.first_id);
     r.Bulk("last_id");
@@ -290,6 +344,7 @@ const CommandSpec kCommands[] = {
     // Its ids run up to the optional FIELDS keyword (ids are integers, never "fields").
     {"counter.mget", -3, kReadOnly, 2, -1, 1, MGet, "Returns the counters of several ids.", "counters", {}, {kIdRO}, "fields"},
     {"counter.del", 3, kWrite | kFast, 2, 2, 1, Del, "Deletes all counters of an id.", "counters", {}, {kIdRM}},
+    {"counter.spill", -2, kAdmin | kNoMulti, 0, 0, 0, Spill, "Moves a table of a counter space to the cold tier on disk; replies when it is there.", "counters"},
     {"counter.info", 2, kReadOnly, 0, 0, 0, InfoCmd, "Returns the tables, dictionaries and probe statistics of a counter space.", "counters"},
 };
 

@@ -1,5 +1,5 @@
 // Persistence commands: SAVE, BGSAVE, BGREWRITEAOF, LASTSAVE, and DEBUG
-// (DIGEST, DIGEST-VALUE, RELOAD, SLEEP, OBJECT, POPULATE, HELP). The work is done by
+// (DIGEST, DIGEST-VALUE, RELOAD, SLEEP, OBJECT, POPULATE, COLD-DELAY, HELP). The work is done by
 // server/persistence.{h,cc}; these handlers parse and reply.
 #include <chrono>
 #include <cstdlib>
@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "server/cold_tier.h"
 #include "server/command_context.h"
 #include "server/persistence.h"
 #include "server/server.h"
@@ -66,6 +67,8 @@ void LastSave(CommandContext& ctx) {
 
 constexpr std::string_view kDebugHelp[] = {
     "DEBUG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+    "COLD-DELAY <ms>",
+    "    Delay every cold tier read batch by <ms> milliseconds (0: none).",
     "DIGEST",
     "    Output a hex signature representing the current DB content.",
     "DIGEST-VALUE <key> [<key> ...]",
@@ -160,6 +163,16 @@ void Debug(CommandContext& ctx) {
     // nanosleep refuses the result, so it replies +OK at once; so does feedkv.
     const double us = std::strtod(std::string(ctx.arg(2)).c_str(), nullptr) * 1e6;
     if (us >= 1 && us < 0x1p63) std::this_thread::sleep_for(std::chrono::microseconds(static_cast<int64_t>(us)));
+    ctx.reply.Ok();
+    return;
+  }
+  if (EqualsIgnoreCase(sub, "COLD-DELAY") && ctx.argc() == 3) {
+    // feedkv's: every cold read batch sleeps this long first (tests of the
+    // hot path's independence from disk speed).
+    int64_t ms;
+    if (!ctx.IntArg(2, &ms)) return;
+    if (ms < 0 || ms > 60000) return ctx.Error(protocol::err::kOutOfRange);
+    if (ColdTier* cold = ctx.server.cold_tier()) cold->set_read_delay_ms(ms);
     ctx.reply.Ok();
     return;
   }

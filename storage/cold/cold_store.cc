@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <limits>
 #include <mutex>
 #include <numeric>
 
@@ -266,6 +267,24 @@ Status ColdStore::Write(const std::string& space, std::span<const ColdMutation> 
   rocksdb::WriteOptions wo;
   wo.disableWAL = !wal;
   return FromRocks(db_->Write(wo, &batch), fmt::format("writing cold space {}", space));
+}
+
+Status ColdStore::DeleteRange(const std::string& space, int64_t first_id, int64_t last_id) {
+  std::shared_lock lock(mu_);
+  rocksdb::ColumnFamilyHandle* h = Handle(space);
+  if (h == nullptr) return Status::NotFound(fmt::format("no cold space {}", space));
+  rocksdb::WriteBatch batch;
+  const std::string begin = EncodeId(first_id);
+  rocksdb::Status s;
+  if (last_id == std::numeric_limits<int64_t>::max()) {
+    // The end key is exclusive and the last id has no successor: one more key.
+    s = batch.DeleteRange(h, begin, std::string(8, '\xff') + '\x00');
+  } else {
+    s = batch.DeleteRange(h, begin, EncodeId(last_id + 1));
+  }
+  if (!s.ok()) return FromRocks(s, "building a cold range delete");
+  return FromRocks(db_->Write(rocksdb::WriteOptions(), &batch),
+                   fmt::format("deleting a range of cold space {}", space));
 }
 
 Status ColdStore::MultiGet(const std::string& space, std::span<const int64_t> ids,

@@ -91,6 +91,10 @@ class ColdStore {
   // skips RocksDB's log: it is durable only at the next flush or Checkpoint
   // (the feedkv log replays it otherwise).
   Status Write(const std::string& space, std::span<const ColdMutation> mutations, bool wal);
+  // Deletes every row with an id in [first_id, last_id], through RocksDB's log (a
+  // spill clears its range before ingesting, so no stale row of an earlier spill of
+  // the same ids outlives it).
+  Status DeleteRange(const std::string& space, int64_t first_id, int64_t last_id);
 
   // Looks the ids up (any order, repeats allowed) in one batch; (*values)[i]
   // is ids[i]'s value, nullopt when absent.

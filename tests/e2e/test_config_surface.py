@@ -17,7 +17,9 @@ IMMUTABLE = {"aclfile", "always-show-logo", "appenddirname", "appendfilename", "
              "rdbchecksum", "replicaof", "server_cpulist", "set-proc-title", "slaveof", "socket-mark-id",
              "supervised",
              "syslog-enabled", "syslog-facility", "syslog-ident", "tcp-backlog", "unixsocket",
-             "unixsocketperm"}
+             "unixsocketperm",
+             # feedkv's cold tier: fixed at start (docs/counters.md)
+             "cold-dir", "cold-read-threads", "cold-block-cache-size", "cold-bloom-bits-per-key"}
 SAMPLE = ["hash-max-listpack-entries", "hash-max-ziplist-value", "list-max-listpack-size",
           "zset-max-listpack-entries", "set-max-intset-entries", "lua-time-limit",
           "busy-reply-threshold", "repl-backlog-size", "maxmemory-clients", "maxmemory-samples",
