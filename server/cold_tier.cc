@@ -25,6 +25,8 @@ namespace {
 constexpr size_t kSpillChunkRows = size_t{1} << 20;
 // Read batches whose service time INFO's percentiles cover.
 constexpr size_t kLatencyWindow = 1024;
+// Written cold keys per space handed to the writer per write-back round.
+constexpr size_t kWriteBackBatch = 65536;
 // Entries of the warm cache one cron tick may look at when trimming.
 constexpr size_t kTrimVisitsPerTick = 65536;
 
@@ -43,6 +45,7 @@ bool IsCounterCommand(const CommandSpec& spec) {
 ColdTier::ColdTier(Server& server) : server_(server) {
   const ServerConfig& cfg = server.cfg();
   dir_ = cfg.cold_dir.starts_with("/") ? cfg.cold_dir : JoinPath(cfg.dir, cfg.cold_dir);
+  checkpoints_ = dir_ + "-checkpoints";
   read_batch_.store(cfg.cold_read_batch);
   writer_ = std::make_unique<JobThread>();
   for (int64_t i = 0; i < cfg.cold_read_threads; i++) readers_.emplace_back([this] { ReadLoop(); });
@@ -101,18 +104,78 @@ void ColdTier::SetReader(const std::string& name, CounterSpace& space) {
   });
 }
 
-Status ColdTier::AttachLoaded() {
-  std::set<std::string> referenced;
-  bool need_store = false;
-  for (auto& [name, space] : server_.counter_spaces()) {
-    if (!space->tiered()) continue;
-    referenced.insert(ColumnFamily(name, space->cold_generation()));
-    for (size_t i = 0; i < space->num_tables(); i++) {
-      need_store = need_store || space->tier(i) == TableTier::kCold;
+std::string ColdTier::CheckpointDir(const rdb::Header& h) const {
+  return JoinPath(checkpoints_, fmt::format("{:016x}-{}-{}", h.aof_lineage, h.aof_offset, h.ctime_ms));
+}
+
+namespace {
+
+bool AnyColdTable(Server& server) {
+  for (auto& [name, space] : server.counter_spaces()) {
+    for (size_t i = 0; space->tiered() && i < space->num_tables(); i++) {
+      if (space->tier(i) == TableTier::kCold) return true;
     }
   }
+  return false;
+}
+
+// Makes `to` a copy of the checkpoint `from`: table files hard-linked (RocksDB
+// never changes them), the rest (CURRENT, MANIFEST, OPTIONS, logs) copied.
+Status CopyCheckpoint(const std::string& from, const std::string& to) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  fs::remove_all(to, ec);
+  if (ec) return Status::IOError(fmt::format("removing {}: {}", to, ec.message()));
+  fs::create_directories(to, ec);
+  if (ec) return Status::IOError(fmt::format("creating {}: {}", to, ec.message()));
+  for (const fs::directory_entry& e : fs::directory_iterator(from, ec)) {
+    const fs::path target = fs::path(to) / e.path().filename();
+    if (e.path().extension() == ".sst") {
+      fs::create_hard_link(e.path(), target, ec);
+    } else {
+      fs::copy_file(e.path(), target, ec);
+    }
+    if (ec) return Status::IOError(fmt::format("copying {}: {}", e.path().string(), ec.message()));
+  }
+  if (ec) return Status::IOError(fmt::format("reading {}: {}", from, ec.message()));
+  return Status::OK();
+}
+
+}  // namespace
+
+void ColdTier::CloseStore() {
+  epoch_++;
+  std::promise<void> drained;
+  writer_->Submit([&drained] { drained.set_value(); });
+  drained.get_future().wait();
+  std::shared_ptr<ColdStore> old;
+  {
+    std::lock_guard<std::mutex> lk(store_mu_);
+    old = std::move(store_);
+  }
+  // A reader thread in a MultiGet holds it for that batch only.
+  while (old && old.use_count() > 1) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+}
+
+Status ColdTier::AttachLoaded(const rdb::Header& h) {
+  std::set<std::string> referenced;
+  for (auto& [name, space] : server_.counter_spaces()) {
+    if (space->tiered()) referenced.insert(ColumnFamily(name, space->cold_generation()));
+  }
+  const bool need_store = AnyColdTable(server_);
   std::error_code ec;
   if (!need_store && !StoreIfOpen() && !std::filesystem::exists(dir_, ec)) return Status::OK();
+  if (need_store) {
+    // The rows as they were at the snapshot's position.
+    const std::string ckpt = CheckpointDir(h);
+    if (!std::filesystem::exists(ckpt, ec)) {
+      return Status::Corruption(fmt::format(
+          "the snapshot has cold tables but the cold store checkpoint {} taken with it is missing", ckpt));
+    }
+    CloseStore();
+    Status s = CopyCheckpoint(ckpt, dir_);
+    if (!s.ok()) return s;
+  }
   std::shared_ptr<ColdStore> store;
   Status s = Store(&store);
   if (!s.ok()) return s;
@@ -176,7 +239,7 @@ bool ColdTier::ParkForLoads(Client& c, const CommandSpec& spec,
       continue;
     }
     cache_misses_++;
-    ReadItem item{*t.name, t.space->cold_generation(), t.id};
+    ReadItem item{*t.name, t.space->cold_generation(), t.id, epoch_};
     std::vector<uint64_t>& waiters = loading_[LoadKey(item)];
     if (std::find(waiters.begin(), waiters.end(), token) != waiters.end()) continue;
     waiters.push_back(token);
@@ -217,7 +280,7 @@ bool ColdTier::ParkForLoads(Client& c, const CommandSpec& spec,
 }
 
 std::string ColdTier::LoadKey(const ReadItem& item) const {
-  return fmt::format("{}\n{}\n{}", item.space, item.generation, item.id);
+  return fmt::format("{}\n{}\n{}\n{}", item.space, item.generation, item.id, item.epoch);
 }
 
 void ColdTier::ReadLoop() {
@@ -295,7 +358,8 @@ void ColdTier::OnLoaded(std::vector<ReadItem> items, std::vector<std::string> ro
     const ReadItem& item = items[i];
     Status s = status;
     auto sp = spaces.find(item.space);
-    if (s.ok() && sp != spaces.end() && sp->second->cold_generation() == item.generation) {
+    if (s.ok() && item.epoch == epoch_ && sp != spaces.end() &&
+        sp->second->cold_generation() == item.generation) {
       s = sp->second->InsertLoaded(item.id, found[i] ? std::string_view(rows[i]) : std::string_view());
       if (!s.ok()) {
         read_errors_++;
@@ -445,8 +509,59 @@ void ColdTier::MaybeAutoSpill() {
   if (!s.ok()) server_.Log(3, "Automatic spill not started: " + s.ToString());
 }
 
-void ColdTier::Cron(int64_t) {
+void ColdTier::WriteBack() {
+  std::shared_ptr<ColdStore> store = StoreIfOpen();
+  if (!store) return;
+  for (auto& [name, space] : server_.counter_spaces()) {
+    if (!space->tiered() || space->warm_dirty() == 0) continue;
+    auto batch = std::make_shared<std::vector<CounterWarmCache::WriteBack>>(
+        space->TakeColdDirty(kWriteBackBatch));
+    if (batch->empty()) continue;
+    std::vector<ColdMutation> mutations;
+    mutations.reserve(batch->size());
+    for (const CounterWarmCache::WriteBack& w : *batch) {
+      ColdMutation m;
+      m.id = w.id;
+      if (std::any_of(w.counters.begin(), w.counters.end(), [](uint64_t v) { return v != 0; })) {
+        m.value = counter_cold::Encode(space->schema(), w.counters.data());
+      }
+      mutations.push_back(std::move(m));
+    }
+    writebacks_inflight_++;
+    const std::string cf = ColumnFamily(name, space->cold_generation());
+    const uint64_t generation = space->cold_generation();
+    const uint64_t epoch = epoch_;
+    writer_->Submit([this, store, cf, name, generation, epoch, batch,
+                     mutations = std::move(mutations)] {
+      // Without RocksDB's log: the checkpoint taken with the next snapshot flushes
+      // them, and until then the feedkv log after the previous snapshot holds them.
+      Status s = store->Write(cf, mutations, /*wal=*/false);
+      boost::asio::post(server_.io(), [this, s, name, generation, epoch, batch] {
+        writebacks_inflight_--;
+        auto& spaces = server_.counter_spaces();
+        auto it = spaces.find(name);
+        if (epoch != epoch_ || it == spaces.end() || it->second->cold_generation() != generation) return;
+        it->second->ColdWrittenBack(*batch, s.ok());
+        if (s.ok()) {
+          writebacks_ += batch->size();
+        } else {
+          writeback_errors_++;
+          server_.Log(3, fmt::format("Cold tier write-back of {} keys of space '{}' failed (they stay "
+                                     "in memory and are tried again): {}",
+                                     batch->size(), name, s.ToString()));
+        }
+      });
+    });
+  }
+}
+
+void ColdTier::Cron(int64_t now_ms) {
   read_batch_.store(server_.cfg().cold_read_batch);
+  if (writebacks_inflight_ == 0 &&
+      now_ms - last_writeback_ms_ >= server_.cfg().counter_cold_writeback_interval) {
+    last_writeback_ms_ = now_ms;
+    WriteBack();
+  }
   // The warm cache's budget is shared by the spaces that have one.
   size_t tiered = 0;
   for (const auto& [name, space] : server_.counter_spaces()) tiered += space->tiered() ? 1 : 0;
@@ -457,6 +572,87 @@ void ColdTier::Cron(int64_t) {
     }
   }
   if (!server_.loading()) MaybeAutoSpill();
+}
+
+bool ColdTier::QueueCheckpoint(const rdb::Header& h, std::shared_future<Status>* done) {
+  if (!AnyColdTable(server_)) return false;
+  auto promise = std::make_shared<std::promise<Status>>();
+  *done = promise->get_future().share();
+  const std::string dir = CheckpointDir(h);
+  const std::string root = checkpoints_;
+  writer_->Submit([this, dir, root, promise] {
+    namespace fs = std::filesystem;
+    std::shared_ptr<ColdStore> store;
+    Status s = Store(&store);
+    std::error_code ec;
+    const std::string tmp = dir + ".tmp";
+    if (s.ok()) {
+      fs::create_directories(root, ec);
+      fs::remove_all(tmp, ec);
+      s = store->Checkpoint(tmp);  // flushes the memtables first
+    }
+    if (s.ok()) {
+      fs::remove_all(dir, ec);
+      fs::rename(tmp, dir, ec);
+      if (ec) s = Status::IOError(fmt::format("renaming {}: {}", tmp, ec.message()));
+    }
+    if (s.ok()) s = Env::Default()->SyncDir(root);
+    if (!s.ok()) fs::remove_all(tmp, ec);
+    promise->set_value(s);
+  });
+  return true;
+}
+
+Status ColdTier::AdoptCheckpointFiles(const std::string& stage) {
+  namespace fs = std::filesystem;
+  constexpr std::string_view kPrefix = "cold-ckpt.";
+  std::error_code ec;
+  std::set<std::string> replaced;
+  for (const fs::directory_entry& e : fs::directory_iterator(stage, ec)) {
+    const std::string name = e.path().filename().string();
+    if (!name.starts_with(kPrefix)) continue;
+    const size_t dot = name.find('.', kPrefix.size());
+    if (dot == std::string::npos || dot == kPrefix.size() || dot + 1 == name.size()) {
+      return Status::Corruption("bad cold checkpoint file name in the full sync: " + name);
+    }
+    const std::string ckpt = name.substr(kPrefix.size(), dot - kPrefix.size());
+    const fs::path dir = fs::path(checkpoints_) / ckpt;
+    if (replaced.insert(ckpt).second) {
+      fs::remove_all(dir, ec);
+      fs::create_directories(dir, ec);
+      if (ec) return Status::IOError(fmt::format("creating {}: {}", dir.string(), ec.message()));
+    }
+    const fs::path to = dir / name.substr(dot + 1);
+    fs::rename(e.path(), to, ec);
+    if (ec) {  // another file system
+      ec.clear();
+      fs::copy_file(e.path(), to, ec);
+    }
+    if (ec) return Status::IOError(fmt::format("moving {}: {}", name, ec.message()));
+  }
+  if (ec) return Status::IOError(fmt::format("reading {}: {}", stage, ec.message()));
+  for (const std::string& ckpt : replaced) {
+    Status s = Env::Default()->SyncDir((fs::path(checkpoints_) / ckpt).string());
+    if (!s.ok()) return s;
+  }
+  return replaced.empty() ? Status::OK() : Env::Default()->SyncDir(checkpoints_);
+}
+
+void ColdTier::AfterWriter(std::function<void()> fn) {
+  writer_->Submit([this, fn = std::move(fn)] { boost::asio::post(server_.io(), fn); });
+}
+
+void ColdTier::KeepOnlyCheckpoint(const rdb::Header& h) {
+  const std::string keep = CheckpointDir(h);
+  const std::string root = checkpoints_;
+  writer_->Submit([keep, root] {
+    namespace fs = std::filesystem;
+    std::error_code ec;
+    if (!fs::exists(root, ec)) return;
+    for (const fs::directory_entry& e : fs::directory_iterator(root, ec)) {
+      if (e.path().string() != keep) fs::remove_all(e.path(), ec);
+    }
+  });
 }
 
 void ColdTier::InfoSection(std::string* out) {
@@ -497,11 +693,13 @@ void ColdTier::InfoSection(std::string* out) {
       "cold_blocked_clients:{}\r\ncold_cache_hits:{}\r\ncold_cache_misses:{}\r\n"
       "cold_read_batches:{}\r\ncold_read_keys:{}\r\ncold_read_errors:{}\r\n"
       "cold_read_latency_usec_p50:{}\r\ncold_read_latency_usec_p99:{}\r\n"
-      "cold_read_latency_usec_p999:{}\r\ncold_spills:{}\r\ncold_spill_failures:{}\r\n"
+      "cold_read_latency_usec_p999:{}\r\ncold_writebacks:{}\r\ncold_writeback_errors:{}\r\n"
+      "cold_spills:{}\r\ncold_spill_failures:{}\r\n"
       "cold_spill_in_progress:{}\r\ncold_last_spill_status:{}\r\ncold_last_spill_seconds:{:.3f}\r\n"
       "rocksdb_block_cache_usage:{}\r\nrocksdb_pending_compaction_bytes:{}\r\n",
       dir_, tables, keys, disk, warm_bytes, warm_dirty, inflight, requests_.size(), cache_hits_,
-      cache_misses_, read_batches_, read_keys_, read_errors_, pct(0.5), pct(0.99), pct(0.999), spills_,
+      cache_misses_, read_batches_, read_keys_, read_errors_, pct(0.5), pct(0.99), pct(0.999),
+      writebacks_, writeback_errors_, spills_,
       spill_failures_, spill_ ? 1 : 0, last_spill_ok_ ? "ok" : "err", last_spill_seconds_, block_cache,
       pending);
 }

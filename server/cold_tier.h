@@ -1,7 +1,8 @@
 // ColdTier: the server side of the cold counter tier (docs/counters.md, "Cold
 // tables"). It owns the on-disk store (storage/cold/ColdStore, opened on the
 // first spill or at start-up when a loaded space has cold tables), one writer
-// thread that runs spills in order, and `cold-read-threads` reader threads.
+// thread that makes every change to it in order (spills, write-backs,
+// checkpoints), and `cold-read-threads` reader threads.
 //
 //  - Spills: StartSpill freezes a table (CounterSpace::BeginSpill); the writer
 //    thread clears the table's id range in the store, exports the table in id
@@ -18,9 +19,12 @@
 //    the command thread, and the command runs again from the start.
 //    A read error answers the waiting commands with an error and changes
 //    nothing.
-//  - Rows on disk are written only by spills; written cold keys stay in the
-//    warm cache (and in snapshots), so a snapshot plus the store's rows of its
-//    cold ranges are always one state.
+//  - Write-back: every counter-cold-writeback-interval the cron hands the
+//    written keys of cold ranges to the writer, which stores them without
+//    RocksDB's log; the entries become clean (and trimmable) once stored.
+//  - Snapshots: the writer takes a checkpoint of the store behind every job
+//    issued before the snapshot's position, so snapshot + checkpoint + the log
+//    after it are one state; a load starts the store from that checkpoint.
 //
 // Thread-safety: the public methods run on the command thread. The threads
 // touch only the store and their queues, and post results back.
@@ -31,6 +35,7 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <future>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -44,6 +49,7 @@
 #include "server/client.h"
 #include "server/command_table.h"
 #include "storage/counter_space.h"
+#include "storage/rdb_format.h"
 #include "storage/status.h"
 
 namespace feedkv {
@@ -62,11 +68,29 @@ class ColdTier {
   ColdTier(const ColdTier&) = delete;
   ColdTier& operator=(const ColdTier&) = delete;
 
-  // After a snapshot was loaded: gives every space with a spilling history its
-  // reader of the store, and checks that the store holds the rows of every
-  // cold table (opening it). Not OK: the load must fail (the rows are missing
-  // or the store is damaged; the message names the directory).
-  Status AttachLoaded();
+  // After the snapshot `h` was loaded: when its spaces have cold tables, the
+  // store becomes a copy of the checkpoint taken with that snapshot (the rows
+  // as they were at its position; the log after it replays onto them), and
+  // every space with a spilling history gets its reader of the store. Not OK:
+  // the load must fail (checkpoint or rows missing, store damaged; the message
+  // names the directory).
+  Status AttachLoaded(const rdb::Header& h);
+
+  // Snapshots. A snapshot at `h` whose spaces have cold tables needs the store
+  // as it is now: QueueCheckpoint queues a checkpoint of it (hard links, under
+  // <cold-dir>-checkpoints/) behind every job issued so far and returns true;
+  // *done gets its status. False when no space has a cold table.
+  bool QueueCheckpoint(const rdb::Header& h, std::shared_future<Status>* done);
+  // Runs fn on the command thread once every job queued so far has run.
+  void AfterWriter(std::function<void()> fn);
+  // The snapshot at `h` is now the newest: the other checkpoints go.
+  void KeepOnlyCheckpoint(const rdb::Header& h);
+  // Any thread: a pure function of the header and cold-dir.
+  std::string CheckpointDir(const rdb::Header& h) const;
+  // A full sync's staging directory: its "cold-ckpt.<checkpoint>.<file>" files
+  // become the checkpoint <checkpoint> (replica_sender.h), replacing one of
+  // that name.
+  Status AdoptCheckpointFiles(const std::string& stage);
 
   // Called before a command runs. True if it touches cold ids that are not in
   // memory: the client is parked and the command runs again once they are.
@@ -93,6 +117,7 @@ class ColdTier {
     std::string space;
     uint64_t generation;
     int64_t id;
+    uint64_t epoch;  // answers read before a load replaced the store are not kept
   };
   struct Request {
     uint64_t client_id = 0;
@@ -124,10 +149,17 @@ class ColdTier {
                 std::vector<bool> found, Status status, int64_t usec);
   void OnSpillDone(const Status& s, uint64_t zero_keys);
   void MaybeAutoSpill();
+  // Hands every tiered space's written cold keys to the writer thread, which
+  // stores them (the entries stay dirty until it says so).
+  void WriteBack();
+  // Stops using the store (its jobs done, its readers out) and closes it.
+  void CloseStore();
   std::string LoadKey(const ReadItem& item) const;
 
   Server& server_;
   std::string dir_;  // cold-dir, resolved at start
+  std::string checkpoints_;  // <dir_>-checkpoints
+  uint64_t epoch_ = 0;       // bumped each time a load replaces the store
   mutable std::mutex store_mu_;
   std::shared_ptr<ColdStore> store_;
 
@@ -151,6 +183,9 @@ class ColdTier {
   uint64_t cache_hits_ = 0, cache_misses_ = 0;
   uint64_t read_batches_ = 0, read_keys_ = 0, read_errors_ = 0;
   uint64_t spills_ = 0, spill_failures_ = 0;
+  uint64_t writebacks_ = 0, writeback_errors_ = 0;
+  int writebacks_inflight_ = 0;  // rounds queued to the writer, not yet answered
+  int64_t last_writeback_ms_ = 0;
   bool last_spill_ok_ = true;
   double last_spill_seconds_ = 0;
   std::string last_spill_error_;

@@ -443,6 +443,7 @@ Config::Config() {
   Int("counter-max-probes", &ServerConfig::counter_max_probes, 1, 1 << 20, true);
   Memory("counter-memory-limit", &ServerConfig::counter_memory_limit, true);
   Memory("counter-cold-cache-size", &ServerConfig::counter_cold_cache_size, true);
+  Int("counter-cold-writeback-interval", &ServerConfig::counter_cold_writeback_interval, 1, 3600000, true);
   Str("cold-dir", &ServerConfig::cold_dir, false);
   Int("cold-read-threads", &ServerConfig::cold_read_threads, 1, 64, false);
   Int("cold-read-batch", &ServerConfig::cold_read_batch, 1, 4096, true);

@@ -130,6 +130,7 @@ struct ServerConfig {
   // relative to dir unless absolute; it is fixed at start.
   int64_t counter_memory_limit = 0;  // 0: no automatic spills
   int64_t counter_cold_cache_size = 256ll * 1024 * 1024;
+  int64_t counter_cold_writeback_interval = 1000;  // ms
   std::string cold_dir = "cold";
   int64_t cold_read_threads = 4;
   int64_t cold_read_batch = 64;

@@ -22,6 +22,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <future>
 #include <memory>
 #include <string>
 #include <vector>
@@ -92,6 +93,10 @@ class Persistence {
     rdb::Header header;
     int64_t start_ms = 0;
     uint64_t dirty_at_start = 0;
+    // The cold store's checkpoint taken with this snapshot (cold_tier.h), if
+    // its counter spaces have cold tables.
+    bool cold_checkpoint = false;
+    std::shared_future<Status> cold_done;
   };
 
   std::string rdb_path() const;
@@ -126,6 +131,12 @@ class Persistence {
   void RunFinish(std::function<void(const Status&)> work);
   void Cron(int64_t now_ms);
   void ReapChild();
+  // A reaped child's snapshot, once its cold checkpoint (if any) is done.
+  void FinishChild(const Child& c);
+  // INFO's last_bgsave/rewrite status and duration for a child that ended.
+  void RecordChild(const Child& c, bool success);
+  // `h` is the newest snapshot now (older cold checkpoints go).
+  void SnapshotTaken(const rdb::Header& h);
   // Makes the log match appendonly / appendfsync / aof-segment-size (their
   // change hook runs it after the CONFIG SET that changed one).
   void ApplyLogConfig();

@@ -151,7 +151,7 @@ Status Persistence::LoadSnapshot(const std::string& path, rdb::Header* h) {
   }
   data.Adopt(*loader);
   if (ColdTier* cold = server_.cold_tier()) {
-    s = cold->AttachLoaded();
+    s = cold->AttachLoaded(*h);
     if (!s.ok()) {
       data.Clear();
       return s;

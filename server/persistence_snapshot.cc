@@ -13,6 +13,7 @@
 
 #include <fmt/format.h>
 
+#include "server/cold_tier.h"
 #include "server/job_thread.h"
 #include "server/persistence.h"
 #include "server/startup.h"
@@ -83,7 +84,7 @@ void Persistence::Finalize(std::string tmp, rdb::Header h, std::function<void(co
   RunFinish(FinishWork(std::move(tmp), h, [this, &io, h, done](const Status& s) {
     boost::asio::post(io, [this, s, h, done] {
       finalizing_--;
-      if (s.ok()) last_snapshot_ = h;
+      if (s.ok()) SnapshotTaken(h);
       done(s);
     });
   }));
@@ -92,9 +93,13 @@ void Persistence::Finalize(std::string tmp, rdb::Header h, std::function<void(co
 Status Persistence::Save() {
   if (child_.pid > 0) return Status::Busy("Background save already in progress");
   rdb::SnapshotSource src = Source(SnapshotHeader());
+  std::shared_future<Status> cold_done;
+  ColdTier* cold = server_.cold_tier();
+  const bool cold_checkpoint = cold != nullptr && cold->QueueCheckpoint(src.header, &cold_done);
   std::string tmp = JoinPath(server_.cfg().dir, fmt::format("temp-{}.rdb", getpid()));
   rdb::SaveStats st;
   Status s = rdb::WriteSnapshotFile(env_, tmp, src, &st);
+  if (s.ok() && cold_checkpoint) s = cold_done.get();  // SAVE blocks anyway
   if (s.ok()) {
     // The rename waits for the AOF to be durable to the snapshot's position
     // (it runs on the writer thread): wait for it here, as SAVE blocks.
@@ -102,7 +107,7 @@ Status Persistence::Save() {
     std::future<Status> f = done.get_future();
     RunFinish(FinishWork(tmp, src.header, [&done](const Status& r) { done.set_value(r); }));
     s = f.get();
-    if (s.ok()) last_snapshot_ = src.header;
+    if (s.ok()) SnapshotTaken(src.header);
   }
   if (!s.ok()) {
     env_->RemoveFile(tmp).PermitUnchecked();
@@ -139,6 +144,8 @@ Status Persistence::BgSave(bool rewrite, bool schedule, std::string* reply) {
   c.dirty_at_start = server_.stats().dirty;
   c.tmp = JoinPath(server_.cfg().dir, fmt::format("temp-bg-{}-{}.rdb", getpid(), total_forks_));
   rdb::SnapshotSource src = Source(c.header);
+  // The cold store as of this position, taken by its writer thread meanwhile.
+  if (ColdTier* cold = server_.cold_tier()) c.cold_checkpoint = cold->QueueCheckpoint(c.header, &c.cold_done);
   int64_t t0 = NowUs();
   pid_t pid = ::fork();
   if (pid == 0) {
@@ -182,26 +189,54 @@ void Persistence::ReapChild() {
   child_ = Child{};
   server_.set_fork_child_active(false);
   bool ok = r == c.pid && WIFEXITED(status) && WEXITSTATUS(status) == 0;
-  int64_t secs = (NowMs() - c.start_ms + 500) / 1000;
-  auto record = [this, c, secs](bool success) {
-    if (c.rewrite) {
-      // A failed rewrite loses nothing (the log goes on): unlike a failed BGSAVE
-      // it does not stop writes (Redis's MISCONF is for BGSAVE and AOF writes).
-      last_rewrite_ok_ = success;
-      last_rewrite_secs_ = secs;
-      if (success) aof_rewrites_++;
-    } else {
-      last_bgsave_ok_ = success;
-      last_bgsave_secs_ = secs;
-    }
-    UpdateWriteError();
-  };
+  auto record = [this, c](bool success) { RecordChild(c, success); };
   if (!ok) {
     server_.Log(3, fmt::format("Background saving error (child pid {} status {})", c.pid, status));
     env_->RemoveFile(c.tmp).PermitUnchecked();
     record(false);
     return;
   }
+  if (c.cold_checkpoint) {
+    // The checkpoint job ran before any job queued after it.
+    finalizing_++;
+    server_.cold_tier()->AfterWriter([this, c, record] {
+      finalizing_--;
+      Status s = c.cold_done.get();
+      if (!s.ok()) {
+        server_.Log(3, "Background saving failed: the cold store checkpoint failed: " + s.ToString());
+        env_->RemoveFile(c.tmp).PermitUnchecked();
+        record(false);
+        return;
+      }
+      FinishChild(c);
+    });
+    return;
+  }
+  FinishChild(c);
+}
+
+void Persistence::RecordChild(const Child& c, bool success) {
+  const int64_t secs = (NowMs() - c.start_ms + 500) / 1000;
+  if (c.rewrite) {
+    // A failed rewrite loses nothing (the log goes on): unlike a failed BGSAVE
+    // it does not stop writes (Redis's MISCONF is for BGSAVE and AOF writes).
+    last_rewrite_ok_ = success;
+    last_rewrite_secs_ = secs;
+    if (success) aof_rewrites_++;
+  } else {
+    last_bgsave_ok_ = success;
+    last_bgsave_secs_ = secs;
+  }
+  UpdateWriteError();
+}
+
+void Persistence::SnapshotTaken(const rdb::Header& h) {
+  last_snapshot_ = h;
+  if (ColdTier* cold = server_.cold_tier()) cold->KeepOnlyCheckpoint(h);
+}
+
+void Persistence::FinishChild(const Child& c) {
+  auto record = [this, c](bool success) { RecordChild(c, success); };
   Finalize(c.tmp, c.header, [this, c, record](const Status& s) {
     if (!s.ok()) {
       server_.Log(3, "Background saving failed to finish: " + s.ToString());

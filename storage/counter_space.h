@@ -21,9 +21,9 @@
 // range is cold), AbortSpill makes it hot again. The keys of a cold range live on disk
 // and, once loaded or written, in the warm cache (`CounterWarmCache`); a command may
 // touch a cold id only once it is loaded (NeedsLoad), which the server arranges by
-// parking the command. Keys written in a spilling or cold range stay dirty in the warm
-// cache (and in snapshots): the rows on disk are only ever written by a spill, so a
-// snapshot plus the cold store's rows of its cold ranges are always one state.
+// parking the command. Keys written in a spilling range stay dirty in the warm cache
+// (and in snapshots); those of a cold range are handed out for write-back
+// (TakeColdDirty) and stay until the store has them.
 // Not thread-safe; owned by the command thread.
 #pragma once
 
@@ -264,6 +264,14 @@ class CounterSpace {
   // The spill failed: the table is hot again, with the writes made meanwhile. O(1) plus
   // those writes when the spiller no longer holds the table, as it should not.
   void AbortSpill();
+  // Write-back: up to `max` written keys of cold ranges (not of a spilling one, whose
+  // rows its spill writes) for the cold store, and the store's answer (ok: written;
+  // see CounterWarmCache::WrittenBack).
+  std::vector<CounterWarmCache::WriteBack> TakeColdDirty(size_t max);
+  void ColdWrittenBack(std::span<const CounterWarmCache::WriteBack> written, bool ok) {
+    if (warm_) warm_->WrittenBack(written, ok);
+  }
+  size_t warm_dirty() const { return warm_ ? warm_->dirty() : 0; }
   // Drops clean warm entries until the cache holds at most `budget` bytes.
   size_t TrimWarm(size_t budget, size_t max_visits);
   size_t WarmBytes() const { return warm_ ? warm_->MemoryUsage() : 0; }

@@ -200,6 +200,14 @@ void CounterSpace::SetHotRow(int64_t id, const uint64_t* row) {
   Place(id, route, probe, row);
 }
 
+std::vector<CounterWarmCache::WriteBack> CounterSpace::TakeColdDirty(size_t max) {
+  if (!warm_) return {};
+  return warm_->TakeDirty(max, [this](int64_t id) {
+    const int r = TieredRoute(id);
+    return r >= 0 && tiers_[r].state == TableTier::kCold;
+  });
+}
+
 size_t CounterSpace::TrimWarm(size_t budget, size_t max_visits) {
   return warm_ ? warm_->Trim(budget, max_visits) : 0;
 }

@@ -52,14 +52,20 @@ uint64_t* CounterWarmCache::Mutable(int64_t id) {
   return e.counters.data();
 }
 
-std::vector<CounterWarmCache::WriteBack> CounterWarmCache::TakeDirty(size_t max) {
+std::vector<CounterWarmCache::WriteBack> CounterWarmCache::TakeDirty(
+    size_t max, const std::function<bool(int64_t)>& eligible) {
   std::vector<WriteBack> out;
-  while (out.size() < max && !dirty_queue_.empty()) {
+  // Each queued id is looked at once per call (an ineligible one goes to the back).
+  for (size_t n = dirty_queue_.size(); n > 0 && out.size() < max && !dirty_queue_.empty(); n--) {
     const int64_t id = dirty_queue_.front();
     dirty_queue_.pop_front();
     auto it = entries_.find(id);
     if (it == entries_.end()) continue;
     Entry& e = it->second;
+    if (eligible && !eligible(id)) {
+      dirty_queue_.push_back(id);
+      continue;
+    }
     e.queued = false;
     // Clean since, or in flight at this version already (WrittenBack re-queues
     // it if that write-back fails).

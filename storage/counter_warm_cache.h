@@ -17,6 +17,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <limits>
 #include <list>
 #include <span>
@@ -55,8 +56,9 @@ class CounterWarmCache {
   uint64_t* Mutable(int64_t id);
 
   // Up to `max` dirty entries not already handed out at their current version,
-  // in the order they became dirty.
-  std::vector<WriteBack> TakeDirty(size_t max);
+  // in the order they became dirty; with `eligible`, only ids it accepts (the
+  // others stay queued).
+  std::vector<WriteBack> TakeDirty(size_t max, const std::function<bool(int64_t)>& eligible = {});
   // The writer stored (ok) or failed to store these. Stored entries whose
   // version is unchanged become clean; everything else stays dirty and is
   // handed out again by a later TakeDirty.

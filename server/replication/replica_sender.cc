@@ -64,7 +64,7 @@ bool ReplicaSender::WriteAll(std::string_view data, std::string* why) {
   return SendAll(o_.fd, data, stop_, o_.timeout_ms, why);
 }
 
-bool ReplicaSender::ChooseSnapshot(int* fd, uint64_t* size, uint64_t* offset, std::string* why) {
+bool ReplicaSender::ChooseSnapshot(int* fd, uint64_t* size, rdb::Header* header, std::string* why) {
   int64_t last_ask = -1;
   int64_t last_newline = SteadyMs();
   while (!stop_) {
@@ -88,7 +88,7 @@ bool ReplicaSender::ChooseSnapshot(int* fd, uint64_t* size, uint64_t* offset, st
         if (usable) {
           *fd = f;
           *size = static_cast<uint64_t>(st.st_size);
-          *offset = h.aof_offset;
+          *header = h;
           return true;
         }
         o_.tail->Unpin(o_.id);
@@ -112,32 +112,66 @@ bool ReplicaSender::ChooseSnapshot(int* fd, uint64_t* size, uint64_t* offset, st
   return false;
 }
 
-bool ReplicaSender::SendSnapshot(int fd, uint64_t size, std::string* why) {
+bool ReplicaSender::OpenCheckpoint(const rdb::Header& h, std::vector<BundleFile>* files,
+                                   std::string* why) {
+  if (!o_.bundle || !o_.checkpoint_dir) return true;
+  const std::string dir = o_.checkpoint_dir(h);
+  std::vector<std::string> names;
+  if (!Env::Default()->ListDir(dir, &names).ok()) return true;  // no checkpoint: no cold tables
+  const std::string ckpt = dir.substr(dir.find_last_of('/') + 1);
+  for (const std::string& n : names) {
+    BundleFile f;
+    f.name = fmt::format("cold-ckpt.{}.{}", ckpt, n);
+    f.fd = ::open(JoinPath(dir, n).c_str(), O_RDONLY | O_CLOEXEC);
+    struct stat st;
+    if (f.fd < 0 || ::fstat(f.fd, &st) != 0) {
+      *why = fmt::format("opening the cold checkpoint file {}/{}: {}", dir, n, strerror(errno));
+      if (f.fd >= 0) ::close(f.fd);
+      return false;
+    }
+    f.size = static_cast<uint64_t>(st.st_size);
+    files->push_back(std::move(f));
+  }
+  return true;
+}
+
+bool ReplicaSender::SendSnapshot(const std::vector<BundleFile>& files, std::string* why) {
   static constexpr std::string_view kMagic = "FKVBUNDLE1";
-  const std::string name = "dump.rdb";
   std::string head;
   if (o_.bundle) {
-    const uint64_t total = kMagic.size() + 4 + name.size() + 8 + size + 8;
+    uint64_t total = kMagic.size();
+    for (const BundleFile& f : files) total += 4 + f.name.size() + 8 + f.size + 8;
     head = fmt::format("${}\r\n", total);
     head.append(kMagic);
-    PutLe(&head, name.size(), 4);
-    head.append(name);
-    PutLe(&head, size, 8);
   } else {
-    head = fmt::format("${}\r\n", size);
+    head = fmt::format("${}\r\n", files.front().size);  // the snapshot alone, as Redis sends one
   }
   if (!WriteAll(head, why)) return false;
+  for (const BundleFile& f : files) {
+    if (!SendFile(f, why)) return false;
+  }
+  return true;
+}
+
+bool ReplicaSender::SendFile(const BundleFile& f, std::string* why) {
+  if (o_.bundle) {
+    std::string head;
+    PutLe(&head, f.name.size(), 4);
+    head.append(f.name);
+    PutLe(&head, f.size, 8);
+    if (!WriteAll(head, why)) return false;
+  }
   XXH64_state_t* hs = XXH64_createState();
   XXH64_reset(hs, 0);
   std::string buf(1 << 20, '\0');
   uint64_t done = 0;
   bool ok = true;
-  while (done < size) {
-    size_t want = static_cast<size_t>(std::min<uint64_t>(buf.size(), size - done));
-    ssize_t n = ::pread(fd, buf.data(), want, static_cast<off_t>(done));
+  while (done < f.size) {
+    size_t want = static_cast<size_t>(std::min<uint64_t>(buf.size(), f.size - done));
+    ssize_t n = ::pread(f.fd, buf.data(), want, static_cast<off_t>(done));
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) {
-      *why = fmt::format("reading the snapshot: {}", n < 0 ? strerror(errno) : "short file");
+      *why = fmt::format("reading {}: {}", f.name, n < 0 ? strerror(errno) : "short file");
       ok = false;
       break;
     }
@@ -163,13 +197,16 @@ std::string ReplicaSender::Serve() {
   std::string why;
   uint64_t from = o_.from;
   if (o_.full) {
-    int fd = -1;
-    uint64_t size = 0;
-    if (!ChooseSnapshot(&fd, &size, &from, &why)) return why;
-    if (o_.full_sync_chosen) o_.full_sync_chosen(from);
-    bool ok = WriteAll(fmt::format("+FULLRESYNC {} {}\r\n", o_.replid, from), &why) &&
-              SendSnapshot(fd, size, &why);
-    ::close(fd);
+    std::vector<BundleFile> files(1);
+    files[0].name = "dump.rdb";
+    rdb::Header h;
+    if (!ChooseSnapshot(&files[0].fd, &files[0].size, &h, &why)) return why;
+    from = h.aof_offset;
+    bool ok = OpenCheckpoint(h, &files, &why);
+    if (ok && o_.full_sync_chosen) o_.full_sync_chosen(from);
+    ok = ok && WriteAll(fmt::format("+FULLRESYNC {} {}\r\n", o_.replid, from), &why) &&
+         SendSnapshot(files, &why);
+    for (const BundleFile& f : files) ::close(f.fd);
     if (!ok) return why;
   } else {
     o_.tail->Pin(o_.id, from);

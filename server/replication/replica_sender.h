@@ -15,7 +15,9 @@
 // replica), one bulk `$<len>\r\n` holding the bundle
 //   "FKVBUNDLE1", then per file: u32 name length, name, u64 size, the file's
 //   bytes, u64 XXH64 of those bytes (all integers little-endian)
-// (the checksum follows the bytes so each file is read once); to any other
+// (the checksum follows the bytes so each file is read once): "dump.rdb",
+// and when the snapshot has a cold-store checkpoint (server/cold_tier.h)
+// each of its files as "cold-ckpt.<checkpoint>.<file>"; to any other
 // replica, the snapshot file as Redis sends an RDB: `$<len>\r\n<bytes>`.
 //
 // Thread-safety: Start/Stop/accessors from the command thread; the callbacks
@@ -28,9 +30,11 @@
 #include <memory>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "storage/aof_tail.h"
 #include "storage/file_io.h"
+#include "storage/rdb_format.h"
 
 namespace feedkv::server {
 
@@ -43,6 +47,9 @@ struct SenderOptions {
   bool full = false;    // +FULLRESYNC; else +CONTINUE from `from`
   uint64_t from = 0;    // continue: the first byte to send (0-based offset)
   bool bundle = false;  // the replica takes the FKVBUNDLE1 payload
+  // The directory of the cold-store checkpoint taken with a snapshot (it may
+  // not exist: no cold tables). Empty function: none is ever sent.
+  std::function<std::string(const rdb::Header&)> checkpoint_dir;
   size_t window = 4 << 20;
   int64_t timeout_ms = 60000;  // no byte accepted for this long: give up
   // Sender thread: no usable snapshot exists; the command thread should start
@@ -75,8 +82,17 @@ class ReplicaSender {
   // timeout (*why says which).
   bool WriteAll(std::string_view data, std::string* why);
   // Chooses and pins a snapshot; false when stopped.
-  bool ChooseSnapshot(int* fd, uint64_t* size, uint64_t* offset, std::string* why);
-  bool SendSnapshot(int fd, uint64_t size, std::string* why);
+  struct BundleFile {
+    std::string name;
+    int fd = -1;
+    uint64_t size = 0;
+  };
+  bool ChooseSnapshot(int* fd, uint64_t* size, rdb::Header* header, std::string* why);
+  // The checkpoint's files, opened (they stay readable if a newer snapshot
+  // removes the checkpoint meanwhile); false if one could not be opened.
+  bool OpenCheckpoint(const rdb::Header& h, std::vector<BundleFile>* files, std::string* why);
+  bool SendSnapshot(const std::vector<BundleFile>& files, std::string* why);
+  bool SendFile(const BundleFile& f, std::string* why);
 
   SenderOptions o_;
   std::thread thread_;

@@ -1,5 +1,7 @@
 #include "server/replication/replication.h"
 
+#include "server/cold_tier.h"
+
 #include <unistd.h>
 
 #include <boost/asio/post.hpp>
@@ -343,6 +345,9 @@ void Replication::StartSender(Client& c, Replica& r, bool full, uint64_t from) {
   o.full = full;
   o.from = from;
   o.bundle = r.aofpos;
+  if (ColdTier* cold = server_.cold_tier()) {
+    o.checkpoint_dir = [cold](const rdb::Header& h) { return cold->CheckpointDir(h); };
+  }
   o.timeout_ms = server_.cfg().repl_timeout * 1000;
   boost::asio::io_context& io = server_.io();
   const uint64_t id = c.id;

@@ -1,6 +1,8 @@
 // Replication: the replica side (REPLICAOF, the link, applying, full sync, +TRUNCATE).
 #include "server/replication/replication.h"
 
+#include "server/cold_tier.h"
+
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -184,7 +186,11 @@ Status Replication::Rewind(uint64_t at, const std::string& id) {
 Status Replication::InstallFullSync(const std::string& rdb, const std::string& id, uint64_t off) {
   full_sync_in_progress_ = true;
   rdb::Header h;
-  Status s = persistence_.AdoptSnapshot(rdb, &h);
+  Status s;
+  // The cold store's checkpoint, if the bundle brought one, goes where the
+  // snapshot's load looks for it.
+  if (ColdTier* cold = server_.cold_tier()) s = cold->AdoptCheckpointFiles(DirName(rdb));
+  if (s.ok()) s = persistence_.AdoptSnapshot(rdb, &h);
   full_sync_in_progress_ = false;
   if (!s.ok()) {
     server_.Log(3, "Full sync failed: " + s.ToString());

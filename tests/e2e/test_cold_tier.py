@@ -69,9 +69,9 @@ def check_all(c, model, ids=None):
             assert as_row(flat) == model.get(i, [0, 0]), f"id {i}"
 
 
-def spilled(tmp_path, n_ids, spills, *args):
+def spilled(tmp_path, n_ids, spills, *args, **kw):
     """A server with `post` holding ids 1..n_ids and `spills` tables spilled."""
-    srv = Server(tmp_path, *SMALL, *args).start()
+    srv = Server(tmp_path, *SMALL, *args, **kw).start()
     c = srv.client()
     create(c)
     model = {}
@@ -123,7 +123,9 @@ def test_spilled_tables_answer_as_before_and_free_memory(tmp_path):
 
 
 def test_differential_with_tiny_cache_spills_and_restarts(tmp_path):
-    srv = Server(tmp_path, *SMALL, "--counter-cold-cache-size", "1kb").start()
+    # A 1 KB cache and write-back every cron tick: constant eviction and write-back.
+    srv = Server(tmp_path, *SMALL, "--counter-cold-cache-size", "1kb",
+                 "--counter-cold-writeback-interval", "1").start()
     c = srv.client()
     create(c)
     rng = random.Random(15)
@@ -165,13 +167,13 @@ def test_differential_with_tiny_cache_spills_and_restarts(tmp_path):
             srv.start()
             c = srv.client()
     assert "cold" in states(c)
-    # Written cold keys stay in memory (no write-back yet); the loaded ones are
-    # trimmed to the 1 KB budget by the cron.
-    def warm_is_dirty_only():
+    # Written cold keys are written back, then trimmed to the 1 KB budget like
+    # loaded ones.
+    def warm_is_trimmed():
         info = c.execute_command("COUNTER.INFO", "post")
-        return dict(zip(info[::2], info[1::2]))["warm_keys"] == info_cold(c)["cold_cache_dirty_keys"]
-    check_all(c, model, list(range(1, next_id + 1, 50)))
-    wait_until(warm_is_dirty_only, what="the warm cache trimmed")
+        return dict(zip(info[::2], info[1::2]))["warm_keys"] < 64
+    wait_until(warm_is_trimmed, what="the warm cache written back and trimmed")
+    assert info_cold(c)["cold_writebacks"] > 0
     check_all(c, model, list(range(1, next_id + 1)))
 
 
@@ -286,33 +288,51 @@ def test_counter_memory_limit_spills_the_oldest_tables(tmp_path):
     check_all(c, model, list(range(1, 6001, 7)))
 
 
-def test_missing_cold_store_refuses_to_start_and_names_it(tmp_path):
-    srv = Server(tmp_path, *SMALL, appendonly=False).start()
-    c = srv.client()
-    create(c)
-    fill(c, range(1, 1001), {})
-    c.execute_command("COUNTER.SPILL", "post")
+def test_store_is_rebuilt_from_its_checkpoint_and_a_missing_one_is_named(tmp_path):
+    srv, c, model = spilled(tmp_path, 1000, 1, appendonly=False)  # no AOF to fall back on
     c.execute_command("SAVE")
     srv.stop()
+    # The live store is rebuilt from the checkpoint taken with the snapshot...
     shutil.rmtree(os.path.join(srv.dir, "cold"))
+    srv.start()
+    check_all(srv.client(), model)
+    srv.stop()
+    # ...which must be there.
+    shutil.rmtree(os.path.join(srv.dir, "cold-checkpoints"))
     srv.start(expect_ok=False)
     assert srv.wait_exit() != 0
-    assert os.path.join(srv.dir, "cold") in srv.log_text()
+    assert os.path.join(srv.dir, "cold-checkpoints") in srv.log_text()
 
 
 def test_missing_cold_store_with_a_whole_aof_replays_it(tmp_path):
     srv, c, model = spilled(tmp_path, 1000, 1)
     c.execute_command("SAVE")
     srv.stop()
-    shutil.rmtree(os.path.join(srv.dir, "cold"))
+    shutil.rmtree(os.path.join(srv.dir, "cold-checkpoints"))
     srv.start()
-    assert "cold store" in srv.log_text()
+    assert "checkpoint" in srv.log_text()
     check_all(srv.client(), model)
 
 
-@pytest.mark.parametrize("when", ["during_spill", "after_bgsave"])
+def test_restart_after_written_back_keys_counts_each_increment_once(tmp_path):
+    # Write-backs after the snapshot reach the store's files (a clean shutdown
+    # flushes them); the restart starts from the checkpoint taken with the
+    # snapshot and replays the log after it, so none is applied twice.
+    srv, c, model = spilled(tmp_path, 2000, 3, "--counter-cold-writeback-interval", "1")
+    c.execute_command("SAVE")
+    for i in range(1, 800, 3):
+        c.execute_command("COUNTER.INCRBY", "post", i, "like", 5)
+        model[i][0] += 5
+    wait_until(lambda: info_cold(c)["cold_cache_dirty_keys"] == 0, what="write-back")
+    assert info_cold(c)["cold_writebacks"] > 0
+    srv.stop()
+    srv.start()
+    check_all(srv.client(), model)
+
+
+@pytest.mark.parametrize("when", ["during_spill", "during_writeback", "after_bgsave"])
 def test_kill9_loses_no_acknowledged_counter(tmp_path, when):
-    srv = Server(tmp_path, *SMALL, fsync="always").start()
+    srv = Server(tmp_path, *SMALL, "--counter-cold-writeback-interval", "1", fsync="always").start()
     c = srv.client()
     create(c)
     model = {}
@@ -331,6 +351,18 @@ def test_kill9_loses_no_acknowledged_counter(tmp_path, when):
             # SPILL replies when done; kill while it runs (or just after).
             threading.Thread(target=lambda: _quiet(raw.execute_command, "COUNTER.SPILL", "post")).start()
             time.sleep(rng.random() * 0.02)
+        elif when == "during_writeback":
+            try:
+                c.execute_command("COUNTER.SPILL", "post")
+            except redis.ResponseError:
+                pass
+            if rnd % 2:
+                c.execute_command("BGSAVE")  # a checkpoint, with write-backs before and after it
+            for _ in range(100):
+                i = rng.randrange(1, next_id)
+                c.execute_command("COUNTER.INCRBY", "post", i, "like", 1)
+                model[i][0] += 1
+            time.sleep(rng.random() * 0.05)
         else:
             try:
                 c.execute_command("COUNTER.SPILL", "post")
@@ -350,3 +382,29 @@ def _quiet(fn, *args):
         fn(*args)
     except (redis.ConnectionError, redis.ResponseError):
         pass
+
+
+def test_full_sync_of_a_master_with_cold_tables(tmp_path):
+    master, c, model = spilled(tmp_path / "master", 3000, 4)
+    for i in range(1, 1200, 5):  # written cold keys: in the snapshot, or written back
+        c.execute_command("COUNTER.INCRBY", "post", i, "like", 3)
+        model[i][0] += 3
+    replica = Server(tmp_path / "replica", *SMALL)
+    replica.start("--replicaof", "127.0.0.1", str(master.port))
+    rc = replica.client()
+
+    def synced():
+        r = rc.info("replication")
+        return (r.get("master_link_status") == "up" and
+                r.get("slave_repl_offset") == c.info("replication")["master_repl_offset"])
+
+    wait_until(synced, timeout=30, what="the replica's full sync")
+    assert states(rc) == states(c)
+    check_all(rc, model)
+    # Later writes to cold ids reach the replica's own cold tier.
+    for i in range(2, 1200, 7):
+        c.execute_command("COUNTER.INCRBY", "post", i, "read", 1)
+        model[i][1] += 1
+    wait_until(synced, timeout=30, what="the replica catching up")
+    check_all(rc, model)
+    assert c.execute_command("DEBUG", "DIGEST") == rc.execute_command("DEBUG", "DIGEST")
