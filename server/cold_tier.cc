@@ -48,7 +48,8 @@ ColdTier::ColdTier(Server& server) : server_(server) {
   checkpoints_ = dir_ + "-checkpoints";
   read_batch_.store(cfg.cold_read_batch);
   writer_ = std::make_unique<JobThread>();
-  for (int64_t i = 0; i < cfg.cold_read_threads; i++) readers_.emplace_back([this] { ReadLoop(); });
+  num_readers_ = static_cast<size_t>(cfg.cold_read_threads);
+  for (size_t i = 0; i < num_readers_; i++) readers_.emplace_back([this] { ReadLoop(); });
 }
 
 ColdTier::~ColdTier() {
@@ -288,9 +289,13 @@ void ColdTier::ReadLoop() {
   while (true) {
     read_cv_.wait(lk, [&] { return stopping_ || !read_queue_.empty(); });
     if (stopping_) return;
-    // One batch: up to cold-read-batch ids of the first item's space.
+    // One batch: up to cold-read-batch ids of the first item's space, and no
+    // more than this reader's share of the queue: a MultiGet reads its ids one
+    // after another (Debian's RocksDB has no async I/O), so on a cold disk the
+    // parallelism is the readers'.
     std::vector<ReadItem> batch;
-    const size_t max = static_cast<size_t>(std::max<int64_t>(1, read_batch_.load()));
+    const size_t share = (read_queue_.size() + num_readers_ - 1) / num_readers_;
+    const size_t max = std::clamp<size_t>(share, 1, static_cast<size_t>(std::max<int64_t>(1, read_batch_.load())));
     const std::string space = read_queue_.front().space;
     const uint64_t generation = read_queue_.front().generation;
     size_t scanned = 0;
@@ -469,7 +474,9 @@ void ColdTier::OnSpillDone(const Status& s, uint64_t zero_keys) {
   Status result = s;
   if (!same && result.ok()) result = Status::NotFound("the counter space was dropped during the spill");
   if (same && s.ok()) {
-    it->second->CommitSpill(zero_keys);
+    // Unmapping a large table takes a while: the writer thread does it.
+    std::shared_ptr<const CounterTable> frozen = it->second->CommitSpill(zero_keys);
+    writer_->Submit([frozen = std::move(frozen)]() mutable { frozen.reset(); });
     spills_++;
     last_spill_ok_ = true;
     last_spill_error_.clear();

@@ -172,6 +172,7 @@ class ColdTier {
   std::deque<ReadItem> read_queue_;
   bool stopping_ = false;
   std::vector<std::thread> readers_;
+  size_t num_readers_ = 1;  // fixed before the readers start
   std::atomic<int64_t> read_delay_ms_{0};
   std::atomic<int64_t> read_batch_{64};
 

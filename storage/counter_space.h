@@ -258,9 +258,11 @@ class CounterSpace {
   Status BeginSpill(size_t table, std::shared_ptr<const CounterTable>* source);
   int spilling_table() const { return spilling_; }
   // The spill of the spilling table reached the cold store: its range becomes cold and
-  // its memory is freed. `zero_keys`: keys of the frozen table whose counters were all
-  // zero, which the spill left out (in a cold range, all zeros is no key).
-  void CommitSpill(uint64_t zero_keys);
+  // its memory is freed: the frozen table is returned, for the caller to drop where
+  // unmapping a large table does not stall commands. `zero_keys`: keys of the frozen
+  // table whose counters were all zero, which the spill left out (in a cold range,
+  // all zeros is no key).
+  std::shared_ptr<const CounterTable> CommitSpill(uint64_t zero_keys);
   // The spill failed: the table is hot again, with the writes made meanwhile. O(1) plus
   // those writes when the spiller no longer holds the table, as it should not.
   void AbortSpill();

@@ -150,13 +150,13 @@ Status CounterSpace::BeginSpill(size_t table, std::shared_ptr<const CounterTable
   return Status::OK();
 }
 
-void CounterSpace::CommitSpill(uint64_t zero_keys) {
-  if (spilling_ < 0) return;
+std::shared_ptr<const CounterTable> CounterSpace::CommitSpill(uint64_t zero_keys) {
+  if (spilling_ < 0) return nullptr;
   // A zero key counted at BeginSpill and written since was counted again then.
   tiers_[spilling_].keys -= std::min(zero_keys, tiers_[spilling_].keys);
   tiers_[spilling_].state = TableTier::kCold;
   spilling_ = -1;
-  spill_source_.reset();
+  return std::move(spill_source_);
 }
 
 void CounterSpace::AbortSpill() {
