@@ -9,7 +9,6 @@
 #include <filesystem>
 #include <set>
 
-#include "protocol/reply_writer.h"
 #include "server/command_context.h"
 #include "server/job_thread.h"
 #include "server/server.h"
@@ -259,24 +258,15 @@ bool ColdTier::ParkForLoads(Client& c, const CommandSpec& spec,
   WaitCondition cond;
   cond.what = WaitFor::kAsyncDone;
   cond.token = token;
-  std::vector<std::string> saved(args.begin(), args.end());
-  server_.waiting().Park(c, std::move(cond), 0,
-                         [this, token, saved = std::move(saved)](Client& client, WaitEnd) {
-                           auto it = requests_.find(token);
-                           std::string error;
-                           if (it != requests_.end()) {
-                             error = std::move(it->second.error);
-                             requests_.erase(it);
-                           }
-                           if (!error.empty()) {
-                             protocol::ReplyWriter w(&client.out, client.resp);
-                             server_.CountError(error);
-                             w.Error(error);
-                             return;
-                           }
-                           std::vector<std::string_view> argv(saved.begin(), saved.end());
-                           server_.Execute(client, argv);
-                         });
+  // A failed read answers the error; else the command runs again.
+  server_.ParkThenExecute(c, std::move(cond), 0, args, [this, token] {
+    std::string error;
+    if (auto it = requests_.find(token); it != requests_.end()) {
+      error = std::move(it->second.error);
+      requests_.erase(it);
+    }
+    return error;
+  });
   return true;
 }
 

@@ -338,9 +338,23 @@ void Server::PostponeForPause(Client& c, std::span<const std::string_view> args)
   cond.what = WaitFor::kAsyncDone;
   cond.token = kPauseToken;
   // The pause's end is the timeout; a pause extended meanwhile parks it again.
+  ParkThenExecute(c, std::move(cond), std::max<int64_t>(1, pause_end_ms_ - NowMs()), args);
+}
+
+void Server::ParkThenExecute(Client& c, WaitCondition cond, int64_t timeout_ms,
+                             std::span<const std::string_view> args,
+                             std::function<std::string()> refusal) {
   std::vector<std::string> saved(args.begin(), args.end());
-  waiting_.Park(c, std::move(cond), std::max<int64_t>(1, pause_end_ms_ - NowMs()),
-                [this, saved = std::move(saved)](Client& client, WaitEnd) {
+  waiting_.Park(c, std::move(cond), timeout_ms,
+                [this, saved = std::move(saved), refusal = std::move(refusal)](Client& client, WaitEnd) {
+                  if (refusal) {
+                    if (std::string error = refusal(); !error.empty()) {
+                      protocol::ReplyWriter w(&client.out, client.resp);
+                      CountError(error);
+                      w.Error(error);
+                      return;
+                    }
+                  }
                   std::vector<std::string_view> argv(saved.begin(), saved.end());
                   Execute(client, argv);
                 });

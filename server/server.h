@@ -165,6 +165,13 @@ class Server {
   // Executes one command from a client (queues it inside MULTI). Replies are
   // appended to client.out.
   void Execute(Client& client, std::span<const std::string_view> args);
+  // Parks the client's current command until `cond` holds (or `timeout_ms`),
+  // then runs it again through Execute, from the top — unless `refusal`
+  // returns an error text, which is replied instead. CLIENT PAUSE and the
+  // cold tier's loads use it.
+  void ParkThenExecute(Client& c, WaitCondition cond, int64_t timeout_ms,
+                       std::span<const std::string_view> args,
+                       std::function<std::string()> refusal = {});
   // Executes an already validated command (used by EXEC and the LogApplier).
   // Returns false if the command replied with an error.
   bool Call(Client& client, const CommandSpec& spec, std::span<const std::string_view> args,
