@@ -31,6 +31,7 @@ import re
 import signal
 import socket
 import subprocess
+import threading
 import time
 
 HOST = "127.0.0.1"
@@ -250,6 +251,51 @@ class Server:
     def server_pid(self):
         # with taskset, Popen's pid is taskset, which exec()s the server: same pid
         return self.proc.pid
+
+
+def load_counter_ids(port, space, field, ids, value, batch=20000):
+    """COUNTER.SET <space> <id> <field> <value(id)> for each id of `ids`, pipelined
+    on one connection (at most 20 batches in flight); raises on an error reply."""
+    ids = list(ids) if not isinstance(ids, range) else ids
+    total = len(ids)
+    s = socket.create_connection((HOST, port))
+    s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    got = [0]
+    error = []
+    done = threading.Event()
+
+    def reader():
+        buf = b""
+        while got[0] < total:
+            chunk = s.recv(1 << 20)
+            if not chunk:
+                break
+            buf += chunk
+            if b"\r\n-" in b"\r\n" + buf:
+                error.append(buf[:200].decode(errors="replace"))
+                break
+            got[0] += buf.count(b"\r\n")
+            buf = buf[buf.rfind(b"\r\n") + 2:]
+        done.set()
+
+    t = threading.Thread(target=reader, daemon=True)
+    t.start()
+    head = f"$11\r\nCOUNTER.SET\r\n${len(space)}\r\n{space}\r\n"
+    fld = f"${len(field)}\r\n{field}\r\n"
+    sent = 0
+    for start in range(0, total, batch):
+        parts = []
+        for i in ids[start:start + batch]:
+            si, sv = str(i), str(value(i))
+            parts.append(f"*5\r\n{head}${len(si)}\r\n{si}\r\n{fld}${len(sv)}\r\n{sv}\r\n")
+        s.sendall("".join(parts).encode())
+        sent += len(parts)
+        while sent - got[0] > 20 * batch and not done.is_set():
+            time.sleep(0.001)
+    done.wait()
+    s.close()
+    if error:
+        raise RuntimeError("error reply during load: " + error[0])
 
 
 def pipe_file(port, path, timeout):

@@ -18,7 +18,8 @@
 //    MultiGet, the answers (absent ids too) go into the space's warm cache on
 //    the command thread, and the command runs again from the start.
 //    A read error answers the waiting commands with an error and changes
-//    nothing.
+//    nothing. A replica's stream from its master waits the same way
+//    (LoadForLog); only AOF replay at start-up reads cold ids synchronously.
 //  - Write-back: every counter-cold-writeback-interval the cron hands the
 //    written keys of cold ranges to the writer, which stores them without
 //    RocksDB's log; the entries become clean (and trimmable) once stored.
@@ -27,7 +28,8 @@
 //    after it are one state; a load starts the store from that checkpoint.
 //
 // Thread-safety: the public methods run on the command thread. The threads
-// touch only the store and their queues, and post results back.
+// touch only the store and their queues, and post results back; they run at a
+// lower CPU priority than the command thread.
 #pragma once
 
 #include <atomic>
@@ -49,6 +51,7 @@
 #include "server/client.h"
 #include "server/command_table.h"
 #include "storage/counter_space.h"
+#include "storage/rdb_digest.h"
 #include "storage/rdb_format.h"
 #include "storage/status.h"
 
@@ -96,10 +99,34 @@ class ColdTier {
   // memory: the client is parked and the command runs again once they are.
   bool ParkForLoads(Client& c, const CommandSpec& spec, std::span<const std::string_view> args);
 
+  // For the replication stream (the master link, which must not read the disk
+  // on the command thread): true if the commands in `bytes` (whole log groups)
+  // touch cold ids that are not in memory; they are being loaded and `done`
+  // runs on the command thread once they are (or failed to: the commands then
+  // read them synchronously and fail as they would have).
+  bool LoadForLog(std::string_view bytes, std::function<void()> done);
+
   // Spills table `table` of space `name` (-1: the space's oldest hot table
   // that is not the newest). `done` runs on the command thread when the spill
   // ended (OK: the table is cold). Not OK at once when it cannot start.
   Status StartSpill(const std::string& name, int table, std::function<void(const Status&)> done);
+
+  // DEBUG DIGEST (server/cold_tier_digest.cc). `digest` holds everything in
+  // memory; the rows of cold ranges that only the store holds still have to be
+  // added. False: there are none, `digest` is whole. Else the warm rows of cold
+  // ranges are added now and the writer thread adds the store's other rows
+  // behind every job issued so far (so it sees the rows of this moment), then
+  // `done` runs on the command thread with the digest or a read error.
+  bool DigestColdRows(const rdb::DigestBuilder& digest,
+                      std::function<void(const Status&, const std::string& hex)> done);
+  // The same on the calling thread, for a command that cannot wait (in
+  // MULTI/EXEC): reads the store synchronously.
+  Status DigestColdRowsNow(rdb::DigestBuilder* digest);
+
+  // The space `name` is being deleted (COUNTER.DROP, FLUSHALL): the writer
+  // drops its rows from the store after every job issued so far (earlier
+  // snapshots' checkpoints keep theirs).
+  void DropRows(const std::string& name, const CounterSpace& space);
 
   void Cron(int64_t now_ms);
   // A token for WaitFor::kAsyncDone waits of this tier's (COUNTER.SPILL's).
@@ -120,7 +147,8 @@ class ColdTier {
     uint64_t epoch;  // answers read before a load replaced the store are not kept
   };
   struct Request {
-    uint64_t client_id = 0;
+    uint64_t client_id = 0;       // the parked client, or
+    std::function<void()> done;   // what runs once loaded (LoadForLog)
     size_t remaining = 0;
     std::string error;
   };
@@ -137,10 +165,21 @@ class ColdTier {
     std::vector<std::function<void(const Status&)>> done;
   };
 
+  // One space's share of DEBUG DIGEST's store scan (cold_tier_digest.cc).
+  struct DigestPlan;
+  // The plans, with the warm rows of cold ranges added to `digest`.
+  std::vector<DigestPlan> PlanDigest(rdb::DigestBuilder* digest);
+  // The store rows of the planned ranges that the warm cache did not hold (any thread).
+  static Status ScanColdRows(const ColdStore& store, const std::vector<DigestPlan>& plans,
+                             rdb::DigestBuilder* digest);
+
   // The store, opening it under cold-dir if it is not open yet (any thread).
   Status Store(std::shared_ptr<ColdStore>* out);
   std::shared_ptr<ColdStore> StoreIfOpen() const;
   void SetReader(const std::string& name, CounterSpace& space);
+  // Queues the loads of the ids not in memory for `req`; its token, or 0 if
+  // every id is in memory.
+  uint64_t QueueLoads(std::span<const Touched> ids, Request req);
   // The (space, id)s a command touches.
   void CollectIds(const CommandSpec& spec, std::span<const std::string_view> args,
                   std::vector<Touched>* out);
@@ -182,6 +221,7 @@ class ColdTier {
 
   // INFO # Cold.
   uint64_t cache_hits_ = 0, cache_misses_ = 0;
+  uint64_t sync_reads_ = 0;  // ids read on the command thread (AOF replay at start-up)
   uint64_t read_batches_ = 0, read_keys_ = 0, read_errors_ = 0;
   uint64_t spills_ = 0, spill_failures_ = 0;
   uint64_t writebacks_ = 0, writeback_errors_ = 0;

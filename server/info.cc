@@ -205,6 +205,16 @@ void Keyspace(Server& s, std::string* o) {
     *o += fmt::format("db{}:keys={},expires={},avg_ttl={}\r\n", i, db.size(), db.expires_count(),
                       db.avg_ttl_ms());
   }
+  // Counter spaces belong to no database: one line for them all, in the same
+  // k=v form (exporters and redis-cli --stat read only the dbN lines).
+  if (!s.counter_spaces().empty()) {
+    size_t keys = 0, cold = 0;
+    for (const auto& [name, space] : s.counter_spaces()) {
+      keys += space->num_keys();
+      cold += space->cold_keys();
+    }
+    *o += fmt::format("counters:spaces={},keys={},cold={}\r\n", s.counter_spaces().size(), keys, cold);
+  }
 }
 
 void Counters(Server& server, std::string* out) {

@@ -58,8 +58,6 @@ class Persistence {
   int64_t last_save_unix() const { return last_save_ms_ / 1000; }
   // DEBUG RELOAD: save, empty the dataset, load the snapshot back.
   Status Reload(bool save);
-  // DEBUG DIGEST.
-  std::string Digest();
 
   // --- for replication ---
   // The live log as its readers see it (one for the process's life).

@@ -17,7 +17,6 @@
 #include "server/job_thread.h"
 #include "server/persistence.h"
 #include "server/startup.h"
-#include "storage/rdb_digest.h"
 #include "storage/rdb_writer.h"
 
 namespace feedkv::server {
@@ -251,12 +250,6 @@ void Persistence::FinishChild(const Child& c) {
                              : "Background saving terminated with success");
     record(true);
   });
-}
-
-std::string Persistence::Digest() {
-  rdb::DigestBuilder b;
-  server_.dataset().AddTo(&b);
-  return b.Hex();
 }
 
 }  // namespace feedkv::server

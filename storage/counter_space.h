@@ -232,6 +232,12 @@ class CounterSpace {
   // load (commands applied from the log): *found false when the store has no row.
   using ColdReader = std::function<Status(int64_t id, uint64_t* values, bool* found)>;
   void set_cold_reader(ColdReader reader) { cold_reader_ = std::move(reader); }
+  // Keys of spilling and cold ranges (on disk or in the warm cache).
+  uint64_t cold_keys() const {
+    uint64_t n = 0;
+    for (const Tier& t : tiers_) n += t.keys;
+    return n;
+  }
   // True while some table is spilling or cold.
   bool tiered() const { return tiered_; }
   TableTier tier(size_t table) const { return tiered_ ? tiers_[table].state : TableTier::kHot; }
@@ -277,6 +283,13 @@ class CounterSpace {
   // Drops clean warm entries until the cache holds at most `budget` bytes.
   size_t TrimWarm(size_t budget, size_t max_visits);
   size_t WarmBytes() const { return warm_ ? warm_->MemoryUsage() : 0; }
+  // The id ranges [first, last] of the cold tables, ascending (DEBUG DIGEST reads
+  // their rows from the store).
+  std::vector<std::pair<int64_t, int64_t>> ColdRanges() const;
+  // f(id, counters) for every warm cache entry of a cold range: the current counters
+  // of those ids (loaded, written, or all zero for an absent answer), which take
+  // precedence over the store's rows.
+  void ForEachColdCached(const std::function<void(int64_t, std::span<const uint64_t>)>& f) const;
 
   // Snapshots (storage/counter_space_codec.cc; format in docs/formats.md, "Counter space
   // snapshot"). WriteTo streams a self-contained, XXH3-checksummed image to `sink` in

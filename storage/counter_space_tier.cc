@@ -212,4 +212,23 @@ size_t CounterSpace::TrimWarm(size_t budget, size_t max_visits) {
   return warm_ ? warm_->Trim(budget, max_visits) : 0;
 }
 
+std::vector<std::pair<int64_t, int64_t>> CounterSpace::ColdRanges() const {
+  std::vector<std::pair<int64_t, int64_t>> out;
+  if (!tiered_) return out;
+  for (size_t i = 0; i < tables_.size(); i++) {
+    if (tiers_[i].state == TableTier::kCold) out.emplace_back(tables_[i]->first_id(), tables_[i]->last_id());
+  }
+  return out;
+}
+
+void CounterSpace::ForEachColdCached(
+    const std::function<void(int64_t, std::span<const uint64_t>)>& f) const {
+  if (!tiered_) return;
+  const size_t n = schema_->num_fields();
+  warm_->ForEach([&](int64_t id, const uint64_t* row, bool) {
+    const int r = TieredRoute(id);
+    if (r >= 0 && tiers_[r].state == TableTier::kCold) f(id, std::span<const uint64_t>(row, n));
+  });
+}
+
 }  // namespace feedkv

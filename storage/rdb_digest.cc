@@ -2,6 +2,7 @@
 
 #include <xxhash.h>
 
+#include <algorithm>
 #include <cstring>
 
 #include <fmt/format.h>
@@ -59,16 +60,19 @@ void DigestBuilder::AddDatabase(int index, const Database& db) {
 }
 
 void DigestBuilder::AddCounterSpace(std::string_view name, const CounterSpace& space) {
+  space.ForEachKey([&](int64_t id, std::span<const uint64_t> counters) { AddCounterKey(name, id, counters); });
+}
+
+void DigestBuilder::AddCounterKey(std::string_view space, int64_t id, std::span<const uint64_t> counters) {
+  if (std::all_of(counters.begin(), counters.end(), [](uint64_t v) { return v == 0; })) return;
   std::string item;
-  space.ForEachKey([&](int64_t id, std::span<const uint64_t> counters) {
-    item.clear();
-    item.append("counter\0", 8);
-    Put64(&item, name.size());
-    item.append(name);
-    Put64(&item, static_cast<uint64_t>(id));
-    for (uint64_t c : counters) Put64(&item, c);
-    Mix(item);
-  });
+  item.reserve(32 + space.size() + 8 * counters.size());
+  item.append("counter\0", 8);
+  Put64(&item, space.size());
+  item.append(space);
+  Put64(&item, static_cast<uint64_t>(id));
+  for (uint64_t c : counters) Put64(&item, c);
+  Mix(item);
 }
 
 std::string DigestBuilder::Hex() const {

@@ -102,6 +102,7 @@ void Drop(CommandContext& ctx) {
   auto& spaces = ctx.server.counter_spaces();
   auto it = spaces.find(ctx.arg(1));
   size_t n = it == spaces.end() ? 0 : 1;
+  if (n && ctx.server.cold_tier() != nullptr) ctx.server.cold_tier()->DropRows(it->first, *it->second);
   if (n) spaces.erase(it);
   if (n) ctx.Dirty();
   ctx.reply.Integer(static_cast<int64_t>(n));

@@ -119,6 +119,42 @@ void Populate(CommandContext& ctx) {
   ctx.reply.Ok();
 }
 
+// DEBUG DIGEST: the dataset's digest, cold counter rows included. Those are
+// read from the store by the cold tier's writer thread while the client waits
+// (in MULTI/EXEC, where it cannot wait, synchronously).
+void DebugDigest(CommandContext& ctx) {
+  rdb::DigestBuilder digest;
+  ctx.server.dataset().AddTo(&digest);
+  ColdTier* cold = ctx.server.cold_tier();
+  if (cold != nullptr && !ctx.can_block()) {
+    Status s = cold->DigestColdRowsNow(&digest);
+    if (!s.ok()) return ctx.Error("ERR cold tier read failed: " + s.message());
+  } else if (cold != nullptr) {
+    const uint64_t token = cold->NextToken();
+    auto result = std::make_shared<std::pair<Status, std::string>>();
+    Server& server = ctx.server;
+    const bool waits = cold->DigestColdRows(digest, [&server, token, result](const Status& s, const std::string& hex) {
+      *result = {s, hex};
+      server.waiting().AsyncDone(token);
+    });
+    if (waits) {
+      WaitCondition cond;
+      cond.what = WaitFor::kAsyncDone;
+      cond.token = token;
+      ctx.server.waiting().Park(ctx.client, std::move(cond), 0, [result](Client& c, WaitEnd) {
+        protocol::ReplyWriter w(&c.out, c.resp);
+        if (result->first.ok()) {
+          w.Simple(result->second);
+        } else {
+          w.Error("ERR cold tier read failed: " + result->first.message());
+        }
+      });
+      return;
+    }
+  }
+  ctx.reply.Simple(digest.Hex());
+}
+
 void Debug(CommandContext& ctx) {
   std::string_view sub = ctx.arg(1);
   if (EqualsIgnoreCase(sub, "HELP")) {
@@ -127,9 +163,7 @@ void Debug(CommandContext& ctx) {
     return;
   }
   if (EqualsIgnoreCase(sub, "DIGEST") && ctx.argc() == 2) {
-    Persistence* p = Get(ctx);
-    if (p == nullptr) return;
-    ctx.reply.Simple(p->Digest());
+    DebugDigest(ctx);
     return;
   }
   if (EqualsIgnoreCase(sub, "DIGEST-VALUE")) {

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "server/cold_tier.h"
 #include "server/command_context.h"
 #include "server/info.h"
 #include "server/replication/replication.h"
@@ -136,6 +137,9 @@ void FlushAll(CommandContext& ctx) {
   if (!FlushModeOk(ctx)) return;
   // Counter spaces are data too: FLUSHALL leaves a server with nothing in it.
   size_t n = ctx.server.counter_spaces().size();
+  if (ColdTier* cold = ctx.server.cold_tier()) {
+    for (const auto& [name, space] : ctx.server.counter_spaces()) cold->DropRows(name, *space);
+  }
   ctx.server.counter_spaces().clear();
   for (int i = 0; i < ctx.server.num_dbs(); i++) {
     n += ctx.server.db(i).size();

@@ -261,6 +261,12 @@ std::string MasterLink::Session() {
   }
   if (!Command({"REPLCONF", "capa", "eof", "capa", "psync2", "capa", "aofpos"}, &r, &why)) return why;
   if (!Command({"REPLCONF", "replica-id", o_.replica_id}, &r, &why)) return why;
+  // Bytes handed over earlier are applied before the offset is asked for (the
+  // command thread may hold them while cold rows load), so none comes twice.
+  while (o_.shared->inflight.load() > 0) {
+    if (stop_) return "stopping";
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
   std::string replid = o_.shared->replid();
   const uint64_t applied = o_.shared->applied.load();
   std::string offset = std::to_string(applied + 1);

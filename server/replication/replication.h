@@ -22,6 +22,7 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <memory>
 #include <string>
@@ -123,7 +124,9 @@ class Replication {
   void FailoverCron(int64_t now_ms);
   void EndFailover(const std::string& why, bool back_to_master);
   void StopLink();
-  // Link thread → command thread.
+  // Link thread → command thread: bytes queue in from_master_ and are applied
+  // in order, each once the cold counter rows it touches are in memory.
+  void DrainFromMaster();
   void ApplyFromMaster(std::shared_ptr<const std::string> bytes);
   Status Rewind(uint64_t at, const std::string& replid);
   Status InstallFullSync(const std::string& rdb, const std::string& replid, uint64_t offset);
@@ -155,6 +158,8 @@ class Replication {
   std::shared_ptr<LinkShared> link_shared_;
   std::unique_ptr<MasterLink> link_;
   std::unique_ptr<LogApplier> applier_;
+  std::deque<std::shared_ptr<const std::string>> from_master_;
+  bool awaiting_cold_rows_ = false;  // from_master_.front() waits for loads
   int64_t link_down_since_ms_ = 0;
   int64_t apply_error_offset_ = -1;
   bool full_sync_in_progress_ = false;

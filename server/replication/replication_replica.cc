@@ -92,8 +92,12 @@ void Replication::StartLink(const std::string& host, int port, bool failover) {
   };
   o.deliver = [this, &io, shared](std::shared_ptr<const std::string> bytes) {
     boost::asio::post(io, [this, shared, bytes] {
-      shared->inflight -= bytes->size();
-      if (shared == link_shared_) ApplyFromMaster(bytes);
+      if (shared != link_shared_) {
+        shared->inflight -= bytes->size();
+        return;
+      }
+      from_master_.push_back(bytes);
+      DrainFromMaster();
     });
   };
   o.log = [this, &io](int level, std::string msg) {
@@ -113,11 +117,34 @@ void Replication::StopLink() {
   link_->RequestStop();
   link_.reset();  // joins: the thread checks its stop flag every 100 ms
   link_shared_.reset();
+  from_master_.clear();
+  awaiting_cold_rows_ = false;
   applier_.reset();
   master_host_.clear();
   master_port_ = 0;
   server_.config().values().replicaof.clear();
   UpdateServerFlags();
+}
+
+void Replication::DrainFromMaster() {
+  ColdTier* cold = server_.cold_tier();
+  while (!from_master_.empty() && !awaiting_cold_rows_) {
+    std::shared_ptr<const std::string> bytes = from_master_.front();
+    // Cold counter rows the commands touch are loaded first, off this thread;
+    // meanwhile later bytes queue behind (the link counts them in flight, and
+    // reconnects only once they are applied).
+    if (cold != nullptr && cold->LoadForLog(*bytes, [this, shared = link_shared_] {
+          if (shared != link_shared_) return;
+          awaiting_cold_rows_ = false;
+          DrainFromMaster();
+        })) {
+      awaiting_cold_rows_ = true;
+      return;
+    }
+    from_master_.pop_front();
+    ApplyFromMaster(bytes);
+    link_shared_->inflight -= bytes->size();
+  }
 }
 
 void Replication::ApplyFromMaster(std::shared_ptr<const std::string> bytes) {

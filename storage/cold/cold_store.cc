@@ -2,6 +2,7 @@
 
 #include <rocksdb/cache.h>
 #include <rocksdb/db.h>
+#include <rocksdb/env.h>
 #include <rocksdb/filter_policy.h>
 #include <rocksdb/options.h>
 #include <rocksdb/sst_file_writer.h>
@@ -114,6 +115,11 @@ Status ColdStore::Open(const ColdStoreOptions& options, std::unique_ptr<ColdStor
   std::error_code ec;
   std::filesystem::create_directories(options.dir, ec);
   if (ec) return Status::IOError(fmt::format("cold tier directory {}: {}", options.dir, ec.message()));
+  // Flushes and compactions yield the CPU to the server's command thread, as the
+  // cold tier's own threads do (docs/counters.md, "Hot ids first").
+  for (auto pool : {rocksdb::Env::Priority::LOW, rocksdb::Env::Priority::HIGH}) {
+    rocksdb::Env::Default()->LowerThreadPoolCPUPriority(pool, rocksdb::CpuPriority::kLow).PermitUncheckedError();
+  }
   // Half the cache is kept for index and filter partitions.
   auto cache = rocksdb::NewLRUCache(options.block_cache_bytes, -1, false, 0.5);
   std::unique_ptr<ColdStore> store(new ColdStore(options.dir, cache, options.bloom_bits_per_key));

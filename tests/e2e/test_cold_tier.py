@@ -177,6 +177,57 @@ def test_differential_with_tiny_cache_spills_and_restarts(tmp_path):
     check_all(c, model, list(range(1, next_id + 1)))
 
 
+def test_digest_covers_cold_rows_whatever_the_tier(tmp_path):
+    srv, c, model = spilled(tmp_path / "tiered", 3000, 4)
+    hot = Server(tmp_path / "hot", *SMALL).start()
+    hc = hot.client()
+    create(hc)
+    fill(hc, range(1, 3001), {})
+    assert "cold" in states(c) and "cold" not in states(hc)
+    digest = hc.execute_command("DEBUG", "DIGEST")
+    assert digest != "0" * 40
+    assert c.execute_command("DEBUG", "DIGEST") == digest
+    # A cold id written (and then written back to its old value) moves the digest
+    # and brings it back; the same inside MULTI/EXEC, where the store is read at once.
+    assert c.execute_command("COUNTER.INCRBY", "post", 3, "like", 2) == 2
+    assert c.execute_command("DEBUG", "DIGEST") != digest
+    assert c.execute_command("COUNTER.INCRBY", "post", 3, "like", -2) == 0
+    assert c.execute_command("DEBUG", "DIGEST") == digest
+    p = c.pipeline(transaction=True)
+    p.execute_command("DEBUG", "DIGEST")
+    assert p.execute() == [digest]
+    info = c.info("keyspace")
+    ci = c.execute_command("COUNTER.INFO", "post")
+    assert info["counters"] == {"spaces": 1, "keys": 3000, "cold": dict(zip(ci[::2], ci[1::2]))["cold_keys"]}
+    assert info["counters"]["cold"] > 1000 and "db0" not in info
+    assert c.execute_command("DEBUG", "RELOAD") == "OK"  # the snapshot keeps the tiers
+    assert "cold" in states(c)
+    assert c.execute_command("DEBUG", "DIGEST") == digest
+    srv.stop()  # the log replays onto the tables as they were hot: the same digest
+    srv.start()
+    assert srv.client().execute_command("DEBUG", "DIGEST") == digest
+
+
+def sst_bytes(path):
+    return sum(f.stat().st_size for f in path.rglob("*.sst"))
+
+
+def test_dropping_a_space_drops_its_cold_rows(tmp_path):
+    _, c, _ = spilled(tmp_path, 3000, 4)
+    cold_dir = tmp_path / "cold"
+    assert sst_bytes(cold_dir) > 0
+    assert c.execute_command("COUNTER.DROP", "post") == 1
+    wait_until(lambda: sst_bytes(cold_dir) == 0, what="the dropped space's SST files removed")
+    # A space of the same name starts empty, and spills anew.
+    create(c)
+    assert c.execute_command("COUNTER.GET", "post", 5, "read") == [0]
+    fill(c, range(1, 1001), {})
+    c.execute_command("COUNTER.SPILL", "post")
+    assert sst_bytes(cold_dir) > 0
+    assert c.execute_command("FLUSHALL") is True
+    wait_until(lambda: sst_bytes(cold_dir) == 0, what="FLUSHALL's spaces' SST files removed")
+
+
 def test_pipeline_of_mixed_hot_and_cold_commands_replies_in_order(tmp_path):
     srv, c, model = spilled(tmp_path, 2000, 3)
     c.execute_command("DEBUG", "COLD-DELAY", "5")
@@ -400,11 +451,15 @@ def test_full_sync_of_a_master_with_cold_tables(tmp_path):
 
     wait_until(synced, timeout=30, what="the replica's full sync")
     assert states(rc) == states(c)
-    check_all(rc, model)
-    # Later writes to cold ids reach the replica's own cold tier.
+    # Later writes to cold ids (most not in the replica's memory) reach the
+    # replica's own cold tier.
     for i in range(2, 1200, 7):
         c.execute_command("COUNTER.INCRBY", "post", i, "read", 1)
         model[i][1] += 1
     wait_until(synced, timeout=30, what="the replica catching up")
+    # The replica loaded the cold rows those writes touched off its command
+    # thread, as a client's command would (the stream waited meanwhile).
+    ci = info_cold(rc)
+    assert ci["cold_sync_reads"] == 0 and ci["cold_read_keys"] > 100
     check_all(rc, model)
     assert c.execute_command("DEBUG", "DIGEST") == rc.execute_command("DEBUG", "DIGEST")
