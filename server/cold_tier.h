@@ -162,6 +162,7 @@ class ColdTier {
     uint64_t generation = 0;
     int table = -1;
     int64_t start_ms = 0;
+    int64_t stall_us = 0;  // BeginSpill's time on the command thread
     std::vector<std::function<void(const Status&)>> done;
   };
 
@@ -229,6 +230,8 @@ class ColdTier {
   int64_t last_writeback_ms_ = 0;
   bool last_spill_ok_ = true;
   double last_spill_seconds_ = 0;
+  // The longest step of the last spill on the command thread (freeze, commit or abort).
+  int64_t last_spill_stall_us_ = 0;
   std::string last_spill_error_;
   std::vector<int64_t> read_latency_usec_;  // the last batches' service times (ring)
   size_t read_latency_next_ = 0;

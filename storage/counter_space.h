@@ -19,7 +19,8 @@
 // read from it, writes to its range go to the warm cache) and hands it to a spiller that
 // copies it to the cold store off the command thread; CommitSpill then frees it (the
 // range is cold), AbortSpill makes it hot again. The keys of a cold range live on disk
-// and, once loaded or written, in the warm cache (`CounterWarmCache`); a command may
+// and, once loaded or written, in the warm cache (`CounterWarmCache`) — except its aux
+// and extend keys, which stay in their dicts; a command may
 // touch a cold id only once it is loaded (NeedsLoad), which the server arranges by
 // parking the command. Keys written in a spilling range stay dirty in the warm cache
 // (and in snapshots); those of a cold range are handed out for write-back
@@ -259,8 +260,9 @@ class CounterSpace {
   // none (or a spill is running).
   int SpillCandidate() const;
   // Freezes table `table` for a spill and returns it (the spiller may read it on any
-  // thread while the space lives or not). Aux and extend keys of its range move to the
-  // warm cache. InvalidArgument if it is the newest or not hot, Busy if a spill is running.
+  // thread while the space lives or not); O(1). Aux and extend keys of its range stay
+  // in their dicts. InvalidArgument if it is the newest or not hot, Busy if a spill is
+  // running.
   Status BeginSpill(size_t table, std::shared_ptr<const CounterTable>* source);
   int spilling_table() const { return spilling_; }
   // The spill of the spilling table reached the cold store: its range becomes cold and
@@ -349,11 +351,17 @@ class CounterSpace {
     TableTier state = TableTier::kHot;
     uint64_t keys = 0;  // keys of the range while spilling or cold
   };
-  // The route of id if its range is spilling or cold, else -1.
+  // The route of id if its range is spilling or cold, else -1. The aux and
+  // extend keys of such a range stay in their dicts (in memory, as before the
+  // spill): for them it is -1 too, and the hot paths find them there.
   int TieredRoute(int64_t id) const {
     if (!tiered_) return -1;
     const int r = Route(id);
-    return r >= 0 && tiers_[r].state != TableTier::kHot ? r : -1;
+    if (r < 0 || tiers_[r].state == TableTier::kHot) return -1;
+    if ((aux_.size() != 0 && aux_.Find(id) != nullptr) || (extend_.size() != 0 && extend_.Find(id) != nullptr)) {
+      return -1;
+    }
+    return r;
   }
   // The counters of a tiered id (route r) into values; true if the key exists.
   bool TieredGet(int r, int64_t id, uint64_t* values) const;

@@ -103,6 +103,7 @@ def test_spilled_tables_answer_as_before_and_free_memory(tmp_path):
     assert ci["cold_tables"] == n_tables - 1
     assert ci["cold_spills"] == n_tables - 1
     assert ci["cold_last_spill_status"] == "ok"
+    assert isinstance(ci["cold_last_spill_stall_usec"], int)
     assert ci["cold_disk_bytes"] > 0
     check_all(c, model)
     ci = info_cold(c)
