@@ -18,9 +18,9 @@ inline constexpr char kWrongPass[] =
 inline constexpr char kAuthNotConfigured[] =
     "ERR AUTH <password> called without any password configured for the default user. "
     "Are you sure your configuration is correct?";
-inline constexpr char kInvalidExpire[] = "ERR invalid expire time in '%s' command";
+// fmt format strings ({} for the command name).
+inline constexpr char kInvalidExpire[] = "ERR invalid expire time in '{}' command";
 inline constexpr char kDbIndexOutOfRange[] = "ERR DB index is out of range";
-inline constexpr char kInvalidDbIndex[] = "ERR invalid DB index";
 inline constexpr char kMultiNested[] = "ERR MULTI calls can not be nested";
 inline constexpr char kNotAllowedInMulti[] = "ERR Command not allowed inside a transaction";
 inline constexpr char kShutdownFailed[] = "ERR Errors trying to SHUTDOWN. Check logs.";
@@ -65,6 +65,109 @@ inline constexpr char kDebugNotAllowed[] =
     "ERR DEBUG command not allowed. If the enable-debug-command option is set to \"local\", "
     "you can run it from a local connection, otherwise you need to set this option in the "
     "configuration file, and then restart the server.";
+
+// Command errors (Redis's where Redis has the command, feedkv's own otherwise).
+// Those with {} are fmt format strings; those ending in ": " are prefixes of a
+// message that follows.
+inline constexpr char kAppendonlyWithReplicas[] =
+    "ERR appendonly is required while replicas are attached";
+inline constexpr char kClientAttrBadChars[] =
+    "ERR {} cannot contain spaces, newlines or special characters.";
+inline constexpr char kClientIdNotPositive[] = "ERR client-id should be greater than 0";
+inline constexpr char kClientNameBadChars[] =
+    "ERR Client names cannot contain spaces, newlines or special characters.";
+inline constexpr char kClientPauseMode[] = "ERR CLIENT PAUSE mode must be WRITE or ALL";
+inline constexpr char kColdReadFailedPrefix[] = "ERR cold tier read failed: ";
+inline constexpr char kColdTierUnavailable[] = "ERR the cold tier is not available";
+inline constexpr char kCountBelowMinusOne[] = "ERR count should be greater than or equal to -1";
+inline constexpr char kCountTooLarge[] = "ERR count is too large";
+inline constexpr char kCounterMgetArity[] =
+    "ERR wrong number of arguments for 'counter.mget' command";
+inline constexpr char kCounterSchemaMismatch[] =
+    "ERR counter space '{}' exists with a different schema: {}";
+inline constexpr char kDebugReloadOption[] = "ERR DEBUG RELOAD only supports the NOSAVE option.";
+inline constexpr char kDecrOverflow[] = "ERR decrement would overflow";
+inline constexpr char kExpireGtLt[] = "ERR GT and LT options at the same time are not compatible";
+inline constexpr char kExpireNxXxGtLt[] =
+    "ERR NX and XX, GT or LT options at the same time are not compatible";
+inline constexpr char kFailoverForceNeedsTarget[] =
+    "ERR FAILOVER with force option requires both a timeout and target HOST and IP.";
+inline constexpr char kFailoverInProgress[] = "ERR FAILOVER already in progress.";
+inline constexpr char kFailoverNoReplicas[] = "ERR FAILOVER requires connected replicas.";
+inline constexpr char kFailoverOnReplica[] = "ERR FAILOVER is not valid when server is a replica.";
+inline constexpr char kFailoverTargetNotReplica[] =
+    "ERR FAILOVER target HOST and PORT is not a replica.";
+inline constexpr char kFailoverTargetOffline[] = "ERR FAILOVER target replica is not online.";
+inline constexpr char kFailoverTimeout[] = "ERR FAILOVER timeout must be greater than 0";
+inline constexpr char kFreqWithoutLfu[] =
+    "ERR An LFU maxmemory policy is not selected, access frequency not tracked.{}";
+inline constexpr char kGetkeysArity[] = "ERR Invalid number of arguments specified for command";
+inline constexpr char kGetkeysInvalidArgs[] = "ERR Invalid arguments specified for command";
+inline constexpr char kHelloSyntax[] = "ERR Syntax error in HELLO option '{}'";
+inline constexpr char kIdleTimeWithLfu[] =
+    "ERR An LFU maxmemory policy is selected, idle time not tracked.{}";
+inline constexpr char kIncrNaN[] = "ERR increment would produce NaN or Infinity";
+inline constexpr char kInvalidClientId[] = "ERR Invalid client ID";
+inline constexpr char kInvalidCommand[] = "ERR Invalid command specified";
+inline constexpr char kInvalidCounterSchemaPrefix[] = "ERR invalid counter schema: ";
+inline constexpr char kInvalidCounterSettingsPrefix[] = "ERR invalid counter-* settings: ";
+inline constexpr char kInvalidCursor[] = "ERR invalid cursor";
+inline constexpr char kInvalidFirstDb[] = "ERR invalid first DB index";
+inline constexpr char kInvalidMasterPort[] = "ERR Invalid master port";
+inline constexpr char kInvalidSecondDb[] = "ERR invalid second DB index";
+inline constexpr char kKeysMustBeStrings[] = "ERR The specified keys must contain string values";
+inline constexpr char kLcsLenAndIdx[] =
+    "ERR If you want both the length and indexes, please just use IDX.";
+inline constexpr char kLcsTooLong[] = "ERR String too long for LCS";
+inline constexpr char kLcsTooMuchMemory[] =
+    "ERR Insufficient memory, transient memory for LCS exceeds proto-max-bulk-len";
+inline constexpr char kLimitNegative[] = "ERR LIMIT can't be negative";
+inline constexpr char kNoFailover[] = "ERR No failover in progress.";
+inline constexpr char kNoKeyArguments[] = "ERR The command has no key arguments";
+inline constexpr char kNoSuchClient[] = "ERR No such client";
+inline constexpr char kNoSuchCounterField[] = "ERR no such field '{}' in counter space '{}'";
+inline constexpr char kNoSuchCounterSpace[] = "ERR no such counter space '{}'";
+inline constexpr char kNoSuchUser[] = "ERR No such user '{}'";
+inline constexpr char kNotPositive[] = "ERR value is out of range, must be positive";
+inline constexpr char kNumkeysNotPositive[] = "ERR numkeys should be greater than 0";
+inline constexpr char kNumkeysTooMany[] = "ERR Number of keys can't be greater than number of args";
+inline constexpr char kOffsetOutOfRange[] = "ERR offset is out of range";
+inline constexpr char kPersistenceUnavailable[] = "ERR persistence is not available";
+inline constexpr char kPingArity[] = "ERR wrong number of arguments for 'ping' command";
+inline constexpr char kProtocolVersionNotInteger[] =
+    "ERR Protocol version is not an integer or out of range";
+inline constexpr char kPsyncFailoverReplid[] = "ERR PSYNC FAILOVER replid must match my replid.";
+inline constexpr char kReloadFailedPrefix[] = "ERR Error trying to load the RDB dump: ";
+inline constexpr char kReplicaLogPrefix[] = "ERR can't start the log a replica needs: ";
+inline constexpr char kReplicationUnavailable[] = "ERR replication is not available";
+inline constexpr char kSameObject[] = "ERR source and destination objects are the same";
+inline constexpr char kSpillFailedPrefix[] = "ERR spill failed: ";
+inline constexpr char kTimeoutNegative[] = "ERR timeout is negative";
+inline constexpr char kTimeoutNotInteger[] = "ERR timeout is not an integer or out of range";
+inline constexpr char kUnknownClientType[] = "ERR Unknown client type '{}'";
+inline constexpr char kUnknownCommand[] = "ERR unknown command '{}', with args beginning with: {}";
+inline constexpr char kUnknownDebugSubcommand[] =
+    "ERR unknown subcommand or wrong number of arguments for '{}'. Try DEBUG HELP.";
+inline constexpr char kUnknownSubcommand[] = "ERR unknown subcommand '{}'. Try {} HELP.";
+inline constexpr char kUnknownSubcommandOrArity[] =
+    "ERR unknown subcommand or wrong number of arguments for '{}'. Try {} HELP.";
+inline constexpr char kUnrecognizedOption[] = "ERR Unrecognized option '{}'";
+inline constexpr char kUnrecognizedReplconfOption[] = "ERR Unrecognized REPLCONF option: {}";
+inline constexpr char kUnsupportedOption[] = "ERR Unsupported option {}";
+inline constexpr char kValueNotBetween[] =
+    "ERR value is out of range, value must between {} and {}";
+inline constexpr char kWaitAofNoAppendonly[] =
+    "ERR WAITAOF cannot be used when numlocal is set but appendonly is disabled.";
+inline constexpr char kWrongArity[] = "ERR wrong number of arguments for '{}' command";
+inline constexpr char kCountRange[] =
+    "ERR value is out of range, value must between -9223372036854775807 and "
+    "9223372036854775807";
+inline constexpr char kReplicaReadOnlyNo[] =
+    "ERR replica-read-only no is not supported: a replica must keep the master's log "
+    "byte-identical";
+inline constexpr char kWaitAofOnReplica[] =
+    "ERR WAITAOF cannot be used with replica instances. Please also note that writes "
+    "to replicas are just local and are not propagated.";
 
 // CONFIG SET / config file reasons, the text after
 // "CONFIG SET failed (possibly related to argument '<name>') - ".

@@ -13,6 +13,7 @@
 #include <filesystem>
 #include <set>
 
+#include "protocol/error_text.h"
 #include "server/command_context.h"
 #include "server/job_thread.h"
 #include "server/server.h"
@@ -423,7 +424,7 @@ void ColdTier::OnLoaded(std::vector<ReadItem> items, std::vector<std::string> ro
       auto req = requests_.find(token);
       if (req == requests_.end()) continue;
       if (!s.ok() && req->second.error.empty()) {
-        req->second.error = "ERR cold tier read failed: " + s.ToString();
+        req->second.error = protocol::err::kColdReadFailedPrefix + s.ToString();
       }
       if (--req->second.remaining > 0) continue;
       if (req->second.done) {

@@ -7,6 +7,7 @@
 
 #include <boost/asio/post.hpp>
 
+#include "protocol/error_text.h"
 #include "server/cold_tier.h"
 #include "server/command_context.h"
 #include "server/monotonic_clock.h"
@@ -107,11 +108,11 @@ bool CommandContext::IntArg(size_t i, int64_t* out) {
 
 bool CommandContext::TimeoutMsArg(size_t i, int64_t* out) {
   if (!ParseCanonicalInt64(args[i], out)) {
-    Error("ERR timeout is not an integer or out of range");
+    Error(protocol::err::kTimeoutNotInteger);
     return false;
   }
   if (*out < 0) {
-    Error("ERR timeout is negative");
+    Error(protocol::err::kTimeoutNegative);
     return false;
   }
   return true;
@@ -124,10 +125,10 @@ void CommandContext::SubcommandError() {
   std::string upper(spec.container().name);
   for (char& ch : upper) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
   if (spec.parent != nullptr) {
-    Error(fmt::format("ERR unknown subcommand or wrong number of arguments for '{}'. Try {} HELP.",
+    Error(fmt::format(protocol::err::kUnknownSubcommandOrArity,
                       args[1].substr(0, 128), upper));
   } else {
-    Error(fmt::format("ERR unknown subcommand '{}'. Try {} HELP.", args[1].substr(0, 128), upper));
+    Error(fmt::format(protocol::err::kUnknownSubcommand, args[1].substr(0, 128), upper));
   }
 }
 
@@ -189,14 +190,14 @@ void Server::Execute(Client& c, std::span<const std::string_view> args) {
     if (unknown_sub) {
       std::string upper(args[0]);
       for (char& ch : upper) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
-      reject(fmt::format("ERR unknown subcommand '{}'. Try {} HELP.", args[1].substr(0, 128), upper));
+      reject(fmt::format(protocol::err::kUnknownSubcommand, args[1].substr(0, 128), upper));
       return;
     }
     std::string preview;
     for (size_t i = 1; i < args.size() && preview.size() < 128; i++) {
       preview += fmt::format("'{}' ", args[i].substr(0, 128));
     }
-    reject(fmt::format("ERR unknown command '{}', with args beginning with: {}",
+    reject(fmt::format(protocol::err::kUnknownCommand,
                        args[0].substr(0, 128), preview));
     return;
   }
@@ -204,7 +205,7 @@ void Server::Execute(Client& c, std::span<const std::string_view> args) {
   int argc = static_cast<int>(args.size());
   if ((spec->arity > 0 && argc != spec->arity) || (spec->arity < 0 && argc < -spec->arity)) {
     st.rejected_calls++;
-    reject(fmt::format("ERR wrong number of arguments for '{}' command", spec->name));
+    reject(fmt::format(protocol::err::kWrongArity, spec->name));
     return;
   }
   // Before AUTH, as Redis: DEBUG is refused even to a client that could log in.

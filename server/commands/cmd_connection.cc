@@ -2,6 +2,7 @@
 // READONLY, READWRITE.
 #include <fmt/format.h>
 
+#include "protocol/error_text.h"
 #include "server/command_context.h"
 #include "server/network.h"
 #include "server/server.h"
@@ -13,7 +14,7 @@ namespace {
 
 void Ping(CommandContext& ctx) {
   if (ctx.argc() > 2) {
-    ctx.Error("ERR wrong number of arguments for 'ping' command");
+    ctx.Error(protocol::err::kPingArity);
     return;
   }
   if (ctx.argc() == 2) {
@@ -79,7 +80,7 @@ void Hello(CommandContext& ctx) {
   if (ctx.argc() >= 2) {
     int64_t v;
     if (!ParseCanonicalInt64(ctx.arg(1), &v)) {
-      ctx.Error("ERR Protocol version is not an integer or out of range");
+      ctx.Error(protocol::err::kProtocolVersionNotInteger);
       return;
     }
     if (v < 2 || v > 3) {
@@ -107,7 +108,7 @@ void Hello(CommandContext& ctx) {
       has_setname = true;
       i += 1;
     } else {
-      ctx.Error(fmt::format("ERR Syntax error in HELLO option '{}'", ctx.arg(i)));
+      ctx.Error(fmt::format(protocol::err::kHelloSyntax, ctx.arg(i)));
       return;
     }
   }
@@ -197,7 +198,7 @@ bool ParseClientType(CommandContext& ctx, std::string_view name, ClientType* out
   } else if (EqualsIgnoreCase(name, "pubsub")) {
     *out = ClientType::kPubSub;
   } else {
-    ctx.Error(fmt::format("ERR Unknown client type '{}'", name));
+    ctx.Error(fmt::format(protocol::err::kUnknownClientType, name));
     return false;
   }
   return true;
@@ -220,7 +221,7 @@ void ClientList(CommandContext& ctx) {
     for (size_t i = 3; i < ctx.argc(); i++) {
       int64_t id;
       if (!ParseCanonicalInt64(ctx.arg(i), &id)) {
-        ctx.Error("ERR Invalid client ID");
+        ctx.Error(protocol::err::kInvalidClientId);
         return;
       }
       auto it = id > 0 ? conns.find(static_cast<uint64_t>(id)) : conns.end();
@@ -291,7 +292,7 @@ void ClientCmd(CommandContext& ctx) {
     r.Integer(static_cast<int64_t>(c.id));
   } else if (EqualsIgnoreCase(sub, "SETNAME") && ctx.argc() == 3) {
     if (!ValidClientName(ctx.arg(2))) {
-      ctx.Error("ERR Client names cannot contain spaces, newlines or special characters.");
+      ctx.Error(protocol::err::kClientNameBadChars);
       return;
     }
     c.name = std::string(ctx.arg(2));
@@ -305,7 +306,7 @@ void ClientCmd(CommandContext& ctx) {
   } else if (EqualsIgnoreCase(sub, "SETINFO") && ctx.argc() == 4) {
     std::string_view attr = ctx.arg(2);
     if (!ValidClientName(ctx.arg(3))) {
-      ctx.Error(fmt::format("ERR {} cannot contain spaces, newlines or special characters.", attr));
+      ctx.Error(fmt::format(protocol::err::kClientAttrBadChars, attr));
       return;
     }
     if (EqualsIgnoreCase(attr, "LIB-NAME")) {
@@ -313,7 +314,7 @@ void ClientCmd(CommandContext& ctx) {
     } else if (EqualsIgnoreCase(attr, "LIB-VER")) {
       c.lib_ver = std::string(ctx.arg(3));
     } else {
-      ctx.Error(fmt::format("ERR Unrecognized option '{}'", attr));
+      ctx.Error(fmt::format(protocol::err::kUnrecognizedOption, attr));
       return;
     }
     r.Ok();
@@ -331,13 +332,13 @@ void ClientCmd(CommandContext& ctx) {
       if (EqualsIgnoreCase(ctx.arg(i), "ID")) {
         int64_t id;
         if (!ParseCanonicalInt64(ctx.arg(i + 1), &id) || id < 1) {
-          ctx.Error("ERR client-id should be greater than 0");
+          ctx.Error(protocol::err::kClientIdNotPositive);
           return;
         }
       }
       // The only user until ACL users exist (issue 17) is "default".
       if (EqualsIgnoreCase(ctx.arg(i), "USER") && ctx.arg(i + 1) != "default") {
-        ctx.Error(fmt::format("ERR No such user '{}'", ctx.arg(i + 1)));
+        ctx.Error(fmt::format(protocol::err::kNoSuchUser, ctx.arg(i + 1)));
         return;
       }
       if (!EqualsIgnoreCase(ctx.arg(i), "TYPE")) continue;
@@ -377,7 +378,7 @@ void ClientCmd(CommandContext& ctx) {
       if (match && (!skipme || &o != &c || old_form)) victims.push_back(conn.get());
     }
     if (old_form && victims.empty()) {
-      ctx.Error("ERR No such client");
+      ctx.Error(protocol::err::kNoSuchClient);
       return;
     }
     for (Connection* v : victims) {
@@ -402,7 +403,7 @@ void ClientCmd(CommandContext& ctx) {
       if (EqualsIgnoreCase(ctx.arg(3), "WRITE")) {
         all = false;
       } else if (!EqualsIgnoreCase(ctx.arg(3), "ALL")) {
-        ctx.Error("ERR CLIENT PAUSE mode must be WRITE or ALL");
+        ctx.Error(protocol::err::kClientPauseMode);
         return;
       }
     }

@@ -6,6 +6,7 @@
 
 #include <charconv>
 
+#include "protocol/error_text.h"
 #include "server/cold_tier.h"
 #include "server/command_context.h"
 #include "server/server.h"
@@ -29,7 +30,7 @@ CounterSpace* SpaceArg(CommandContext& ctx) {
   auto& spaces = ctx.server.counter_spaces();
   auto it = spaces.find(ctx.arg(1));
   if (it == spaces.end()) {
-    ctx.Error(fmt::format("ERR no such counter space '{}'", ctx.arg(1)));
+    ctx.Error(fmt::format(protocol::err::kNoSuchCounterSpace, ctx.arg(1)));
     return nullptr;
   }
   CounterOptions want = OptionsFromConfig(ctx.server.cfg());
@@ -43,7 +44,7 @@ CounterSpace* SpaceArg(CommandContext& ctx) {
 bool FieldArg(CommandContext& ctx, const CounterSpace& space, size_t i, size_t* field) {
   int f = space.schema().FieldIndex(ctx.arg(i));
   if (f < 0) {
-    ctx.Error(fmt::format("ERR no such field '{}' in counter space '{}'", ctx.arg(i), ctx.arg(1)));
+    ctx.Error(fmt::format(protocol::err::kNoSuchCounterField, ctx.arg(i), ctx.arg(1)));
     return false;
   }
   *field = static_cast<size_t>(f);
@@ -73,7 +74,7 @@ void Create(CommandContext& ctx) {
   CounterSchema schema;
   Status s = CounterSchema::Parse(specs, &schema);
   if (!s.ok()) {
-    ctx.Error("ERR invalid counter schema: " + s.message());
+    ctx.Error(protocol::err::kInvalidCounterSchemaPrefix + s.message());
     return;
   }
   auto& spaces = ctx.server.counter_spaces();
@@ -82,7 +83,7 @@ void Create(CommandContext& ctx) {
     if (it->second->schema() == schema) {
       ctx.reply.Ok();  // idempotent for the same schema
     } else {
-      ctx.Error(fmt::format("ERR counter space '{}' exists with a different schema: {}", ctx.arg(1),
+      ctx.Error(fmt::format(protocol::err::kCounterSchemaMismatch, ctx.arg(1),
                             it->second->schema().ToString()));
     }
     return;
@@ -90,7 +91,7 @@ void Create(CommandContext& ctx) {
   CounterOptions options = OptionsFromConfig(ctx.server.cfg());
   s = CounterSpace::ValidateOptions(options, schema.slot_bytes());
   if (!s.ok()) {
-    ctx.Error("ERR invalid counter-* settings: " + s.message());
+    ctx.Error(protocol::err::kInvalidCounterSettingsPrefix + s.message());
     return;
   }
   spaces.emplace(std::string(ctx.arg(1)), std::make_unique<CounterSpace>(std::move(schema), options));
@@ -203,7 +204,7 @@ void MGet(CommandContext& ctx) {
     }
   }
   if (ids.empty()) {
-    ctx.Error("ERR wrong number of arguments for 'counter.mget' command");
+    ctx.Error(protocol::err::kCounterMgetArity);
     return;
   }
   std::vector<uint64_t> scratch;
@@ -240,7 +241,7 @@ void Spill(CommandContext& ctx) {
   }
   ColdTier* cold = ctx.server.cold_tier();
   if (cold == nullptr) {
-    ctx.Error("ERR the cold tier is not available");
+    ctx.Error(protocol::err::kColdTierUnavailable);
     return;
   }
   const uint64_t token = cold->NextToken();
@@ -263,7 +264,7 @@ void Spill(CommandContext& ctx) {
     if (result->ok()) {
       w.Ok();
     } else {
-      w.Error("ERR spill failed: " + result->message());
+      w.Error(protocol::err::kSpillFailedPrefix + result->message());
     }
   });
 }

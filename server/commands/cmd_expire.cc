@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include "protocol/error_text.h"
 #include "server/command_context.h"
 #include "server/server.h"
 #include "storage/database.h"
@@ -23,7 +24,7 @@ constexpr int64_t kInt64Min = std::numeric_limits<int64_t>::min();
 enum ExpireFlag : uint32_t { kNx = 1, kXx = 2, kGt = 4, kLt = 8 };
 
 void InvalidExpire(CommandContext& ctx) {
-  ctx.Error(fmt::format("ERR invalid expire time in '{}' command", ctx.spec.name));
+  ctx.Error(fmt::format(protocol::err::kInvalidExpire, ctx.spec.name));
 }
 
 bool ParseExpireFlags(CommandContext& ctx, uint32_t* flags) {
@@ -38,16 +39,16 @@ bool ParseExpireFlags(CommandContext& ctx, uint32_t* flags) {
     } else if (EqualsIgnoreCase(opt, "LT")) {
       *flags |= kLt;
     } else {
-      ctx.Error(fmt::format("ERR Unsupported option {}", opt));
+      ctx.Error(fmt::format(protocol::err::kUnsupportedOption, opt));
       return false;
     }
   }
   if ((*flags & kNx) && (*flags & (kXx | kGt | kLt))) {
-    ctx.Error("ERR NX and XX, GT or LT options at the same time are not compatible");
+    ctx.Error(protocol::err::kExpireNxXxGtLt);
     return false;
   }
   if ((*flags & kGt) && (*flags & kLt)) {
-    ctx.Error("ERR GT and LT options at the same time are not compatible");
+    ctx.Error(protocol::err::kExpireGtLt);
     return false;
   }
   return true;

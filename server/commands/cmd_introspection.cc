@@ -3,6 +3,7 @@
 // dispatch uses.
 #include <fmt/format.h>
 
+#include "protocol/error_text.h"
 #include "server/command_context.h"
 #include "server/server.h"
 
@@ -148,16 +149,16 @@ void CommandList(CommandContext& ctx) {
 void GetKeys(CommandContext& ctx, bool with_flags) {
   auto argv = ctx.args.subspan(2);
   const CommandSpec* s = ctx.server.table().Lookup(argv);
-  if (s == nullptr) return ctx.Error("ERR Invalid command specified");
+  if (s == nullptr) return ctx.Error(protocol::err::kInvalidCommand);
   int argc = static_cast<int>(argv.size());
   if ((s->arity > 0 && argc != s->arity) || (s->arity < 0 && argc < -s->arity)) {
-    return ctx.Error("ERR Invalid number of arguments specified for command");
+    return ctx.Error(protocol::err::kGetkeysArity);
   }
   auto pos = CommandTable::KeyPositions(*s, argv);
   if (pos.empty() && (s->flags & kKeyNum)) {
-    return ctx.Error("ERR Invalid arguments specified for command");  // a bad key count
+    return ctx.Error(protocol::err::kGetkeysInvalidArgs);  // a bad key count
   }
-  if (pos.empty()) return ctx.Error("ERR The command has no key arguments");
+  if (pos.empty()) return ctx.Error(protocol::err::kNoKeyArguments);
   ctx.reply.ArrayHeader(pos.size());
   for (int p : pos) {
     if (!with_flags) {

@@ -12,6 +12,7 @@
 
 #include <fmt/format.h>
 
+#include "protocol/error_text.h"
 #include "server/allocator.h"
 #include "server/command_context.h"
 #include "server/config.h"
@@ -24,7 +25,6 @@ namespace feedkv::server {
 
 namespace {
 
-constexpr char kSameObject[] = "ERR source and destination objects are the same";
 
 bool Expired(const Entry* e, int64_t now) { return e->has_expire && e->expire_ms() <= now; }
 
@@ -33,7 +33,7 @@ bool DbIndexArg(CommandContext& ctx, size_t i, int* out) {
   int64_t v;
   if (!ctx.IntArg(i, &v)) return false;
   if (v < INT_MIN || v > INT_MAX) {
-    ctx.Error(fmt::format("ERR value is out of range, value must between {} and {}", INT_MIN,
+    ctx.Error(fmt::format(protocol::err::kValueNotBetween, INT_MIN,
                           INT_MAX));
     return false;
   }
@@ -203,7 +203,7 @@ void Copy(CommandContext& ctx) {
   }
   std::string_view key = ctx.arg(1), new_key = ctx.arg(2);
   if (src_id == dst_id && key == new_key) {
-    ctx.Error(kSameObject);
+    ctx.Error(protocol::err::kSameObject);
     return;
   }
   Database& src = ctx.server.db(src_id);
@@ -229,7 +229,7 @@ void Move(CommandContext& ctx) {
   int dst_id;
   if (!DbIndexArg(ctx, 2, &dst_id)) return;
   if (dst_id == ctx.client.db) {
-    ctx.Error(kSameObject);
+    ctx.Error(protocol::err::kSameObject);
     return;
   }
   Database& src = ctx.db();
@@ -336,7 +336,7 @@ void ObjectCmd(CommandContext& ctx) {
     ctx.reply.Integer(RefCount(ctx, e));
   } else if (EqualsIgnoreCase(sub, "IDLETIME")) {
     if (LfuPolicy(ctx)) {
-      ctx.Error(fmt::format("ERR An LFU maxmemory policy is selected, idle time not tracked.{}",
+      ctx.Error(fmt::format(protocol::err::kIdleTimeWithLfu,
                             kAdjust));
       return;
     }
@@ -344,7 +344,7 @@ void ObjectCmd(CommandContext& ctx) {
   } else {
     if (!LfuPolicy(ctx)) {
       ctx.Error(fmt::format(
-          "ERR An LFU maxmemory policy is not selected, access frequency not tracked.{}", kAdjust));
+          protocol::err::kFreqWithoutLfu, kAdjust));
       return;
     }
     ctx.reply.Integer(ctx.db().Frequency(e));

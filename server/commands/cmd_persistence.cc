@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "protocol/error_text.h"
 #include "server/cold_tier.h"
 #include "server/command_context.h"
 #include "server/persistence.h"
@@ -22,7 +23,7 @@ namespace {
 
 Persistence* Get(CommandContext& ctx) {
   Persistence* p = ctx.server.persistence();
-  if (p == nullptr) ctx.Error("ERR persistence is not available");
+  if (p == nullptr) ctx.Error(protocol::err::kPersistenceUnavailable);
   return p;
 }
 
@@ -97,7 +98,7 @@ void Populate(CommandContext& ctx) {
   // Redis answers the same text for "x" and for "-1" here.
   auto positive = [&](size_t i, int64_t* out) {
     if (ParseCanonicalInt64(ctx.arg(i), out) && *out >= 0) return true;
-    ctx.Error("ERR value is out of range, must be positive");
+    ctx.Error(protocol::err::kNotPositive);
     return false;
   };
   int64_t count = 0;
@@ -128,7 +129,7 @@ void DebugDigest(CommandContext& ctx) {
   ColdTier* cold = ctx.server.cold_tier();
   if (cold != nullptr && !ctx.can_block()) {
     Status s = cold->DigestColdRowsNow(&digest);
-    if (!s.ok()) return ctx.Error("ERR cold tier read failed: " + s.message());
+    if (!s.ok()) return ctx.Error(protocol::err::kColdReadFailedPrefix + s.message());
   } else if (cold != nullptr) {
     const uint64_t token = cold->NextToken();
     auto result = std::make_shared<std::pair<Status, std::string>>();
@@ -146,7 +147,7 @@ void DebugDigest(CommandContext& ctx) {
         if (result->first.ok()) {
           w.Simple(result->second);
         } else {
-          w.Error("ERR cold tier read failed: " + result->first.message());
+          w.Error(protocol::err::kColdReadFailedPrefix + result->first.message());
         }
       });
       return;
@@ -179,13 +180,13 @@ void Debug(CommandContext& ctx) {
       if (EqualsIgnoreCase(ctx.arg(i), "NOSAVE")) {
         save = false;
       } else {
-        return ctx.Error("ERR DEBUG RELOAD only supports the NOSAVE option.");
+        return ctx.Error(protocol::err::kDebugReloadOption);
       }
     }
     Persistence* p = Get(ctx);
     if (p == nullptr) return;
     Status s = p->Reload(save);
-    if (!s.ok()) return ctx.Error("ERR Error trying to load the RDB dump: " + s.ToString());
+    if (!s.ok()) return ctx.Error(protocol::err::kReloadFailedPrefix + s.ToString());
     ctx.reply.Ok();
     return;
   }
@@ -213,7 +214,7 @@ void Debug(CommandContext& ctx) {
   if (EqualsIgnoreCase(sub, "POPULATE") && ctx.argc() >= 3 && ctx.argc() <= 5) return Populate(ctx);
   if (EqualsIgnoreCase(sub, "OBJECT") && ctx.argc() == 3) {
     const Entry* e = ctx.db().Lookup(ctx.arg(2), ctx.now_ms());
-    if (e == nullptr) return ctx.Error("ERR no such key");
+    if (e == nullptr) return ctx.Error(protocol::err::kNoSuchKey);
     std::string_view enc = "embstr";
     if (e->type != ValueType::kString) {
       enc = Database::GetObject(e)->encoding();
@@ -227,7 +228,7 @@ void Debug(CommandContext& ctx) {
                                  static_cast<const void*>(e), enc, Database::EntryMemory(e)));
     return;
   }
-  ctx.Error(fmt::format("ERR unknown subcommand or wrong number of arguments for '{}'. Try DEBUG HELP.",
+  ctx.Error(fmt::format(protocol::err::kUnknownDebugSubcommand,
                         sub));
 }
 

@@ -3,6 +3,7 @@
 // server/replication/replication.h; these parse and reply.
 #include <fmt/format.h>
 
+#include "protocol/error_text.h"
 #include "server/command_context.h"
 #include "server/replication/replication.h"
 #include "server/server.h"
@@ -16,7 +17,7 @@ Replication* Repl(CommandContext& ctx) { return ctx.server.replication(); }
 
 void ReplicaOf(CommandContext& ctx) {
   if (Repl(ctx) == nullptr) {
-    ctx.Error("ERR replication is not available");
+    ctx.Error(protocol::err::kReplicationUnavailable);
     return;
   }
   Repl(ctx)->ReplicaOf(ctx);
@@ -32,7 +33,7 @@ void Replconf(CommandContext& ctx) {
 
 void Psync(CommandContext& ctx) {
   if (Repl(ctx) == nullptr) {
-    ctx.Error("ERR replication is not available");
+    ctx.Error(protocol::err::kReplicationUnavailable);
     return;
   }
   Repl(ctx)->Psync(ctx, true);
@@ -40,7 +41,7 @@ void Psync(CommandContext& ctx) {
 
 void Sync(CommandContext& ctx) {
   if (Repl(ctx) == nullptr) {
-    ctx.Error("ERR replication is not available");
+    ctx.Error(protocol::err::kReplicationUnavailable);
     return;
   }
   Repl(ctx)->Psync(ctx, false);
@@ -48,7 +49,7 @@ void Sync(CommandContext& ctx) {
 
 void Failover(CommandContext& ctx) {
   if (Repl(ctx) == nullptr) {
-    ctx.Error("ERR FAILOVER requires connected replicas.");
+    ctx.Error(protocol::err::kFailoverNoReplicas);
     return;
   }
   Repl(ctx)->Failover(ctx);
@@ -106,13 +107,12 @@ void WaitAof(CommandContext& ctx) {
   if (!ctx.IntArg(1, &numlocal) || !ctx.IntArg(2, &numreplicas)) return;
   if (!ctx.TimeoutMsArg(3, &timeout)) return;
   if (ctx.server.replica_mode()) {
-    ctx.Error("ERR WAITAOF cannot be used with replica instances. Please also note that writes "
-              "to replicas are just local and are not propagated.");
+    ctx.Error(protocol::err::kWaitAofOnReplica);
     return;
   }
   const bool aof_on = ctx.server.cfg().appendonly;
   if (numlocal > 0 && !aof_on) {
-    ctx.Error("ERR WAITAOF cannot be used when numlocal is set but appendonly is disabled.");
+    ctx.Error(protocol::err::kWaitAofNoAppendonly);
     return;
   }
   const uint64_t woff = ctx.client.woff;

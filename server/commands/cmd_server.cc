@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "protocol/error_text.h"
 #include "server/cold_tier.h"
 #include "server/command_context.h"
 #include "server/info.h"
@@ -66,13 +67,12 @@ void ConfigCmd(CommandContext& ctx) {
     }
     // Replication keeps the log it stands on (docs/replication.md).
     if (!trial.values().replica_read_only) {
-      ctx.Error("ERR replica-read-only no is not supported: a replica must keep the master's log "
-                "byte-identical");
+      ctx.Error(protocol::err::kReplicaReadOnlyNo);
       return;
     }
     if (config.values().appendonly && !trial.values().appendonly &&
         ctx.server.replication() != nullptr && ctx.server.replication()->NeedsLog()) {
-      ctx.Error("ERR appendonly is required while replicas are attached");
+      ctx.Error(protocol::err::kAppendonlyWithReplicas);
       return;
     }
     Config before = config;
@@ -153,11 +153,11 @@ void FlushAll(CommandContext& ctx) {
 void SwapDb(CommandContext& ctx) {
   int64_t a, b;
   if (!ParseCanonicalInt64(ctx.arg(1), &a)) {
-    ctx.Error("ERR invalid first DB index");
+    ctx.Error(protocol::err::kInvalidFirstDb);
     return;
   }
   if (!ParseCanonicalInt64(ctx.arg(2), &b)) {
-    ctx.Error("ERR invalid second DB index");
+    ctx.Error(protocol::err::kInvalidSecondDb);
     return;
   }
   if (a < 0 || b < 0 || a >= ctx.server.num_dbs() || b >= ctx.server.num_dbs()) {
@@ -229,7 +229,7 @@ void Slowlog(CommandContext& ctx) {
     if (ctx.argc() == 3) {
       if (!ctx.IntArg(2, &count)) return;
       if (count < -1) {
-        ctx.Error("ERR count should be greater than or equal to -1");
+        ctx.Error(protocol::err::kCountBelowMinusOne);
         return;
       }
       if (count == -1) count = static_cast<int64_t>(log.size());

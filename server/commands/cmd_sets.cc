@@ -13,6 +13,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "protocol/error_text.h"
 #include "server/command_context.h"
 #include "server/commands/set_helpers.h"
 #include "server/config.h"
@@ -25,10 +26,6 @@ namespace feedkv::server {
 
 namespace {
 
-constexpr char kNotPositive[] = "ERR value is out of range, must be positive";
-constexpr char kCountRange[] =
-    "ERR value is out of range, value must between -9223372036854775807 and "
-    "9223372036854775807";
 // SRANDMEMBER with a negative count builds its whole reply at once; past this it
 // would exhaust memory (Redis would too).
 constexpr int64_t kMaxRandomReply = 100'000'000;
@@ -169,11 +166,11 @@ void SRandMember(CommandContext& ctx) {
   }
   int64_t count;
   if (!ctx.IntArg(2, &count)) return;
-  if (count == std::numeric_limits<int64_t>::min()) return ctx.Error(kCountRange);
+  if (count == std::numeric_limits<int64_t>::min()) return ctx.Error(protocol::err::kCountRange);
   if (!LookupSet(ctx, ctx.arg(1), true, &e, &set)) return;
   if (set == nullptr || count == 0) return ctx.reply.ArrayHeader(0);
   if (count < 0) {
-    if (-count > kMaxRandomReply) return ctx.Error("ERR count is too large");
+    if (-count > kMaxRandomReply) return ctx.Error(protocol::err::kCountTooLarge);
     ctx.reply.ArrayHeader(static_cast<size_t>(-count));
     if (static_cast<uint64_t>(-count) > set->size()) {
       // More picks than members: list them once. A longset can be far below its fill (an
@@ -210,7 +207,7 @@ void SPop(CommandContext& ctx) {
   if (ctx.argc() > 3) return ctx.SyntaxError();
   int64_t count = 1;
   if (ctx.argc() == 3 && (!ParseCanonicalInt64(ctx.arg(2), &count) || count < 0)) {
-    return ctx.Error(kNotPositive);
+    return ctx.Error(protocol::err::kNotPositive);
   }
   Entry* e;
   SetValue* set;
@@ -360,11 +357,11 @@ void SDiffStore(CommandContext& ctx) {
 bool ParseInterCardArgs(CommandContext& ctx, size_t* numkeys, size_t* limit) {
   int64_t n;
   if (!ParseCanonicalInt64(ctx.arg(1), &n) || n <= 0) {
-    ctx.Error("ERR numkeys should be greater than 0");
+    ctx.Error(protocol::err::kNumkeysNotPositive);
     return false;
   }
   if (static_cast<uint64_t>(n) > ctx.argc() - 2) {
-    ctx.Error("ERR Number of keys can't be greater than number of args");
+    ctx.Error(protocol::err::kNumkeysTooMany);
     return false;
   }
   *numkeys = static_cast<size_t>(n);
@@ -376,7 +373,7 @@ bool ParseInterCardArgs(CommandContext& ctx, size_t* numkeys, size_t* limit) {
     }
     int64_t l;
     if (!ParseCanonicalInt64(ctx.arg(i + 1), &l) || l < 0) {
-      ctx.Error("ERR LIMIT can't be negative");
+      ctx.Error(protocol::err::kLimitNegative);
       return false;
     }
     *limit = static_cast<size_t>(l);
@@ -401,7 +398,7 @@ bool ParseScanCursor(CommandContext& ctx, size_t i, uint64_t* cursor) {
   char* end = nullptr;
   *cursor = std::strtoul(text.c_str(), &end, 10);
   if (std::isspace(static_cast<unsigned char>(text[0])) || *end != '\0' || errno == ERANGE) {
-    ctx.Error("ERR invalid cursor");
+    ctx.Error(protocol::err::kInvalidCursor);
     return false;
   }
   return true;

@@ -18,6 +18,7 @@
 
 #include <fmt/format.h>
 
+#include "protocol/error_text.h"
 #include "server/command_context.h"
 #include "server/server.h"
 #include "storage/database.h"
@@ -32,7 +33,7 @@ constexpr int64_t kInt64Min = std::numeric_limits<int64_t>::min();
 bool IsString(const Entry* e) { return e->type == ValueType::kString; }
 
 void InvalidExpire(CommandContext& ctx) {
-  ctx.Error(fmt::format("ERR invalid expire time in '{}' command", ctx.spec.name));
+  ctx.Error(fmt::format(protocol::err::kInvalidExpire, ctx.spec.name));
 }
 
 // Redis's checkStringLength: the result of APPEND/SETRANGE may not pass
@@ -314,7 +315,7 @@ void MGet(CommandContext& ctx) {
 
 bool CheckPairs(CommandContext& ctx) {
   if (ctx.argc() % 2 == 0) {
-    ctx.Error(fmt::format("ERR wrong number of arguments for '{}' command", ctx.spec.name));
+    ctx.Error(fmt::format(protocol::err::kWrongArity, ctx.spec.name));
     return false;
   }
   return true;
@@ -385,7 +386,7 @@ void DecrBy(CommandContext& ctx) {
   int64_t decr;
   if (!ctx.IntArg(2, &decr)) return;
   if (decr == kInt64Min) {
-    ctx.Error("ERR decrement would overflow");
+    ctx.Error(protocol::err::kDecrOverflow);
     return;
   }
   IncrDecr(ctx, -decr);
@@ -449,7 +450,7 @@ void IncrByFloat(CommandContext& ctx) {
   }
   value += incr;
   if (std::isnan(value) || std::isinf(value)) {
-    ctx.Error("ERR increment would produce NaN or Infinity");
+    ctx.Error(protocol::err::kIncrNaN);
     return;
   }
   std::string text = FormatLongDouble(value);
@@ -529,7 +530,7 @@ void SetRange(CommandContext& ctx) {
   int64_t offset;
   if (!ctx.IntArg(2, &offset)) return;
   if (offset < 0) {
-    ctx.Error("ERR offset is out of range");
+    ctx.Error(protocol::err::kOffsetOutOfRange);
     return;
   }
   Database& db = ctx.db();
@@ -572,7 +573,7 @@ void Lcs(CommandContext& ctx) {
   const Entry* ea = ctx.LookupRead(db, ctx.arg(1), now);
   const Entry* eb = ctx.LookupRead(db, ctx.arg(2), now);
   if ((ea != nullptr && !IsString(ea)) || (eb != nullptr && !IsString(eb))) {
-    ctx.Error("ERR The specified keys must contain string values");
+    ctx.Error(protocol::err::kKeysMustBeStrings);
     return;
   }
   bool want_len = false, want_idx = false, with_match_len = false;
@@ -595,7 +596,7 @@ void Lcs(CommandContext& ctx) {
     }
   }
   if (want_idx && want_len) {
-    ctx.Error("ERR If you want both the length and indexes, please just use IDX.");
+    ctx.Error(protocol::err::kLcsLenAndIdx);
     return;
   }
   char abuf[Database::kIntBufSize], bbuf[Database::kIntBufSize];
@@ -603,13 +604,13 @@ void Lcs(CommandContext& ctx) {
   std::string_view b = eb ? Database::StringValue(eb, bbuf) : std::string_view();
   constexpr uint64_t kMaxLen = std::numeric_limits<uint32_t>::max() - 1;
   if (a.size() >= kMaxLen || b.size() >= kMaxLen) {
-    ctx.Error("ERR String too long for LCS");
+    ctx.Error(protocol::err::kLcsTooLong);
     return;
   }
   const size_t alen = a.size(), blen = b.size(), width = blen + 1;
   uint64_t cells = static_cast<uint64_t>(alen + 1) * width;
   if (cells * sizeof(uint32_t) > static_cast<uint64_t>(ctx.server.cfg().proto_max_bulk_len)) {
-    ctx.Error("ERR Insufficient memory, transient memory for LCS exceeds proto-max-bulk-len");
+    ctx.Error(protocol::err::kLcsTooMuchMemory);
     return;
   }
   // table[i * width + j]: LCS length of a[0, i) and b[0, j).

@@ -1,5 +1,6 @@
 #include "server/replication/replication.h"
 
+#include "protocol/error_text.h"
 #include "server/cold_tier.h"
 
 #include <unistd.h>
@@ -201,7 +202,7 @@ void Replication::Replconf(CommandContext& ctx) {
     if (opt == "listening-port") {
       int64_t p;
       if (!ParseCanonicalInt64(v, &p) || p < 0 || p > 65535) {
-        ctx.Error("ERR value is not an integer or out of range");
+        ctx.Error(protocol::err::kNotInteger);
         return;
       }
       r.listening_port = static_cast<int>(p);
@@ -232,7 +233,7 @@ void Replication::Replconf(CommandContext& ctx) {
     } else if (opt == "getack" || opt == "rdb-only" || opt == "rdb-filter-only") {
       // Accepted as Redis does; nothing to do for a master.
     } else {
-      ctx.Error(fmt::format("ERR Unrecognized REPLCONF option: {}", ctx.arg(i)));
+      ctx.Error(fmt::format(protocol::err::kUnrecognizedReplconfOption, ctx.arg(i)));
       return;
     }
   }
@@ -246,7 +247,7 @@ void Replication::Psync(CommandContext& ctx, bool psync) {
   if (psync && ctx.argc() >= 4 && EqualsIgnoreCase(ctx.arg(3), "failover")) {
     // Our master hands over (FAILOVER): we become the master of its history.
     if (!is_replica() || ctx.arg(1) != replid()) {
-      ctx.Error("ERR PSYNC FAILOVER replid must match my replid.");
+      ctx.Error(protocol::err::kPsyncFailoverReplid);
       return;
     }
     server_.Log(2, fmt::format("Failover request received for replid {}: this node is the "
@@ -263,7 +264,7 @@ void Replication::Psync(CommandContext& ctx, bool psync) {
   }
   Status s = persistence_.TurnOnLog("a replica attached (a master keeps its log while it has replicas)");
   if (!s.ok()) {
-    ctx.Error("ERR can't start the log a replica needs: " + s.ToString());
+    ctx.Error(protocol::err::kReplicaLogPrefix + s.ToString());
     return;
   }
   Replica& r = ReplicaFor(c);

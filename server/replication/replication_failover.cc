@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include "protocol/error_text.h"
 #include "server/command_context.h"
 #include "server/replication/repl_util.h"
 #include "server/server.h"
@@ -28,7 +29,7 @@ void Replication::Failover(CommandContext& ctx) {
   // state checks in its order.
   if (ctx.argc() == 2 && EqualsIgnoreCase(ctx.arg(1), "abort")) {
     if (failover_ == FailoverState::kNone) {
-      ctx.Error("ERR No failover in progress.");
+      ctx.Error(protocol::err::kNoFailover);
       return;
     }
     EndFailover("Failover manually aborted", true);
@@ -43,7 +44,7 @@ void Replication::Failover(CommandContext& ctx) {
     if (EqualsIgnoreCase(a, "timeout") && i + 1 < ctx.argc() && timeout == 0) {
       if (!ctx.IntArg(i + 1, &timeout)) return;
       if (timeout <= 0) {
-        ctx.Error("ERR FAILOVER timeout must be greater than 0");
+        ctx.Error(protocol::err::kFailoverTimeout);
         return;
       }
       i++;
@@ -61,21 +62,21 @@ void Replication::Failover(CommandContext& ctx) {
   }
   const bool has_timeout = timeout > 0;
   if (failover_ != FailoverState::kNone) {
-    ctx.Error("ERR FAILOVER already in progress.");
+    ctx.Error(protocol::err::kFailoverInProgress);
     return;
   }
   if (is_replica()) {
-    ctx.Error("ERR FAILOVER is not valid when server is a replica.");
+    ctx.Error(protocol::err::kFailoverOnReplica);
     return;
   }
   size_t attached = 0;
   for (const auto& [id, r] : replicas_) attached += r.attached ? 1 : 0;
   if (attached == 0) {
-    ctx.Error("ERR FAILOVER requires connected replicas.");
+    ctx.Error(protocol::err::kFailoverNoReplicas);
     return;
   }
   if (force && (!has_timeout || !to)) {
-    ctx.Error("ERR FAILOVER with force option requires both a timeout and target HOST and IP.");
+    ctx.Error(protocol::err::kFailoverForceNeedsTarget);
     return;
   }
   const Replica* target = nullptr;
@@ -84,11 +85,11 @@ void Replication::Failover(CommandContext& ctx) {
       if (r.attached && r.ip == host && r.listening_port == port) target = &r;
     }
     if (target == nullptr) {
-      ctx.Error("ERR FAILOVER target HOST and PORT is not a replica.");
+      ctx.Error(protocol::err::kFailoverTargetNotReplica);
       return;
     }
     if (target->state != Replica::State::kOnline) {
-      ctx.Error("ERR FAILOVER target replica is not online.");
+      ctx.Error(protocol::err::kFailoverTargetOffline);
       return;
     }
   } else {
@@ -99,7 +100,7 @@ void Replication::Failover(CommandContext& ctx) {
       }
     }
     if (target == nullptr) {
-      ctx.Error("ERR FAILOVER target replica is not online.");
+      ctx.Error(protocol::err::kFailoverTargetOffline);
       return;
     }
   }

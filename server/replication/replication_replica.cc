@@ -1,6 +1,7 @@
 // Replication: the replica side (REPLICAOF, the link, applying, full sync, +TRUNCATE).
 #include "server/replication/replication.h"
 
+#include "protocol/error_text.h"
 #include "server/cold_tier.h"
 
 #include <sys/stat.h>
@@ -264,7 +265,7 @@ void Replication::ReplicaOf(CommandContext& ctx) {
   }
   int64_t port = 0;
   if (!ParseCanonicalInt64(port_s, &port) || port < 0 || port > 65535) {
-    ctx.Error("ERR Invalid master port");
+    ctx.Error(protocol::err::kInvalidMasterPort);
     return;
   }
   // The same master again is a no-op, as Redis, unless applying its log
