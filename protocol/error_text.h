@@ -1,5 +1,7 @@
-// Redis's error texts, word for word, so clients and tests that match on them
-// keep working. Each is the text after the leading '-' and before "\r\n".
+// Every error reply text of the server, in one place: Redis's word for word, so
+// clients and tests that match on them keep working, and feedkv's own beside
+// them. Each is the text after the leading '-' and before "\r\n" (or, where
+// marked, an fmt format string or the prefix of a message that follows).
 #pragma once
 
 namespace feedkv::protocol::err {
