@@ -171,6 +171,27 @@ inline constexpr char kWaitAofOnReplica[] =
     "ERR WAITAOF cannot be used with replica instances. Please also note that writes "
     "to replicas are just local and are not propagated.";
 
+// Sorted sets (Redis's t_zset.c).
+inline constexpr char kZaddXXNX[] = "ERR XX and NX options at the same time are not compatible";
+inline constexpr char kZaddGtLtNx[] =
+    "ERR GT, LT, and/or NX options at the same time are not compatible";
+inline constexpr char kZaddIncrPairs[] = "ERR INCR option supports a single increment-element pair";
+inline constexpr char kZsetNaN[] = "ERR resulting score is not a number (NaN)";
+inline constexpr char kZsetMinMaxFloat[] = "ERR min or max is not a float";
+inline constexpr char kZsetMinMaxLex[] = "ERR min or max not valid string range item";
+inline constexpr char kZrangeLimit[] =
+    "ERR syntax error, LIMIT is only supported in combination with either BYSCORE or BYLEX";
+inline constexpr char kCountNotPositive[] = "ERR count should be greater than 0";
+inline constexpr char kWeightNotFloat[] = "ERR weight value is not a float";
+inline constexpr char kValueOutOfRange[] = "ERR value is out of range";
+// fmt format string ({} for the command's name).
+inline constexpr char kNoInputKeys[] = "ERR at least 1 input key is needed for '{}' command";
+// Blocking commands' timeouts, in seconds (BZPOPMIN, BLPOP...).
+inline constexpr char kTimeoutNotFloat[] = "ERR timeout is not a float or out of range";
+inline constexpr char kTimeoutOutOfRange[] = "ERR timeout is out of range";
+inline constexpr char kZrangeLexScores[] =
+    "ERR syntax error, WITHSCORES not supported in combination with BYLEX";
+
 // CONFIG SET / config file reasons, the text after
 // "CONFIG SET failed (possibly related to argument '<name>') - ".
 inline constexpr char kConfigImmutable[] = "can't set immutable config";

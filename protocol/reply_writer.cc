@@ -2,6 +2,7 @@
 
 #include <charconv>
 #include <cmath>
+#include <cstdio>
 #include <string_view>
 
 namespace feedkv::protocol {
@@ -64,15 +65,28 @@ void ReplyWriter::MapHeader(size_t pairs) {
 void ReplyWriter::SetHeader(size_t n) { Header(resp_ >= 3 ? '~' : '*', static_cast<int64_t>(n)); }
 void ReplyWriter::PushHeader(size_t n) { Header(resp_ >= 3 ? '>' : '*', static_cast<int64_t>(n)); }
 
-void ReplyWriter::Double(double d) {
-  std::string s = FormatDouble(d);
+void ReplyWriter::Double(double d) { FormattedDouble(FormatDouble(d)); }
+
+void ReplyWriter::Score(double d) {
+  char buf[32];
+  FormattedDouble(FormatScore(d, buf));
+}
+
+void ReplyWriter::FormattedDouble(std::string_view text) {
   if (resp_ >= 3) {
     out_->push_back(',');
-    out_->append(s);
+    out_->append(text);
     out_->append("\r\n");
   } else {
-    Bulk(s);
+    Bulk(text);
   }
+}
+
+std::string_view FormatScore(double d, char (&buf)[32]) {
+  if (std::isinf(d)) return d > 0 ? "inf" : "-inf";
+  if (std::isnan(d)) return "nan";
+  const int n = std::snprintf(buf, sizeof(buf), "%.17g", d);
+  return std::string_view(buf, static_cast<size_t>(n));
 }
 
 void ReplyWriter::Bool(bool b) {

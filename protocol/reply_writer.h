@@ -33,6 +33,8 @@ class ReplyWriter {
   void SetHeader(size_t n);               // RESP3 ~n, RESP2 *n
   void PushHeader(size_t n);              // RESP3 >n, RESP2 *n
   void Double(double d);                  // RESP3 ,d  RESP2 bulk
+  // A sorted-set score as Redis 7.0 replies it (FormatScore): RESP3 ,d  RESP2 bulk.
+  void Score(double d);
   void Bool(bool b);                      // RESP3 #t  RESP2 :1
   void Verbatim(std::string_view s, std::string_view fmt = "txt");  // RESP3 =, RESP2 bulk
   void BulkArray(const std::string_view* items, size_t n);
@@ -40,6 +42,8 @@ class ReplyWriter {
 
  private:
   void Header(char type, int64_t n);
+  // A double already formatted: RESP3 ,text  RESP2 bulk.
+  void FormattedDouble(std::string_view text);
   std::string* out_;
   int resp_;
 };
@@ -49,6 +53,10 @@ class ReplyWriter {
 // ("1.5e-07"); "inf", "-inf", "nan". (INCRBYFLOAT's long-double text, which
 // never uses an exponent, is a different format.)
 std::string FormatDouble(double d);
+
+// Formats a sorted-set score as Redis 7.0 does (addReplyDouble): "%.17g",
+// "inf", "-inf". Returns a view into buf.
+std::string_view FormatScore(double d, char (&buf)[32]);
 
 // Appends a command as a RESP multibulk (used for AOF records and replication).
 void AppendCommand(std::string* out, const std::string_view* args, size_t n);

@@ -51,6 +51,11 @@ struct Client {
   uint64_t woff = 0;
   // A command of this client is parked (WaitingClients): its later input waits.
   bool blocked = false;
+  // Set while a blocking command (BZPOPMIN...) runs again because a key it waited
+  // on changed: the deadline of its first wait, unix ms (0: none), which the
+  // command keeps instead of its timeout argument, as a Redis client stays
+  // blocked with its first deadline. -1 on a first run.
+  int64_t retry_deadline_ms = -1;
 
   // MULTI/EXEC.
   bool in_multi = false;

@@ -22,6 +22,9 @@ std::string Row(const CommandSpec& s) {
                      : !s.keys_end_before.empty()
                          ? fmt::format("{},{},{} until {}", s.first_key, s.last_key, s.key_step,
                                        LowerAscii(s.keys_end_before))
+                     : s.numkeys_at > 0
+                         ? fmt::format("{},{},{} then numkeys at {}", s.first_key, s.last_key,
+                                       s.key_step, s.numkeys_at)
                      : s.first_key > 0   ? fmt::format("{},{},{}", s.first_key, s.last_key, s.key_step)
                                          : std::string("-"),
                      s.summary);

@@ -59,6 +59,7 @@ CommandTable::CommandTable() {
       ConnectionCommands(), ServerCommands(), IntrospectionCommands(), KeyCommands(),
       ExpireCommands(),
       StringCommands(),     TransactionCommands(), SetCommands(),      LongSetCommands(),
+      ZsetCommands(),       ZsetRangeCommands(),  ZsetPopCommands(),  ZsetAlgebraCommands(),
       CounterCommands(),    PersistenceCommands(), ClusterCommands(),
       ReplicationCommands(),
   };
@@ -149,21 +150,26 @@ const CommandSpec* CommandTable::Lookup(std::span<const std::string_view> argv,
   return sub;
 }
 
+namespace {
+// The keys counted by argv[at] ("numkeys key [key ...]"); none when the count is bad.
+void AppendCountedKeys(int at, std::span<const std::string_view> argv, std::vector<int>* keys) {
+  const int argc = static_cast<int>(argv.size());
+  if (at >= argc) return;
+  const std::string_view count = argv[static_cast<size_t>(at)];
+  int n = 0;
+  auto [end, ec] = std::from_chars(count.data(), count.data() + count.size(), n);
+  if (ec != std::errc() || end != count.data() + count.size() || n <= 0 || n > argc - at - 1) return;
+  for (int i = 1; i <= n; ++i) keys->push_back(at + i);
+}
+}  // namespace
+
 std::vector<int> CommandTable::KeyPositions(const CommandSpec& spec,
                                            std::span<const std::string_view> argv) {
   std::vector<int> keys;
   if (spec.first_key <= 0) return keys;
   const int argc = static_cast<int>(argv.size());
   if (spec.flags & kKeyNum) {
-    if (spec.first_key >= argc) return keys;
-    const std::string_view count = argv[static_cast<size_t>(spec.first_key)];
-    int n = 0;
-    auto [end, ec] = std::from_chars(count.data(), count.data() + count.size(), n);
-    if (ec != std::errc() || end != count.data() + count.size() || n <= 0 ||
-        n > argc - spec.first_key - 1) {
-      return keys;
-    }
-    for (int i = 1; i <= n; ++i) keys.push_back(spec.first_key + i);
+    AppendCountedKeys(spec.first_key, argv, &keys);
     return keys;
   }
   int last = spec.last_key >= 0 ? spec.last_key : argc + spec.last_key;
@@ -173,11 +179,13 @@ std::vector<int> CommandTable::KeyPositions(const CommandSpec& spec,
     }
     keys.push_back(i);
   }
+  if (spec.numkeys_at > 0) AppendCountedKeys(spec.numkeys_at, argv, &keys);
   return keys;
 }
 
 uint32_t DisplayFlags(const CommandSpec& spec) {
-  return spec.flags | (spec.keys_end_before.empty() ? 0u : static_cast<uint32_t>(kKeyNum));
+  const bool movable = !spec.keys_end_before.empty() || spec.numkeys_at > 0;
+  return spec.flags | (movable ? static_cast<uint32_t>(kKeyNum) : 0u);
 }
 
 std::vector<std::string_view> FlagNames(uint32_t f) {
@@ -185,7 +193,7 @@ std::vector<std::string_view> FlagNames(uint32_t f) {
   struct N { uint32_t bit; std::string_view name; };
   static const N kNames[] = {
       {kWrite, "write"},       {kReadOnly, "readonly"}, {kDenyOom, "denyoom"},
-      {kAdmin, "admin"},       {kPubSub, "pubsub"},     {kNoScript, "noscript"},
+      {kAdmin, "admin"},       {kPubSub, "pubsub"},     {kNoScript, "noscript"}, {kBlocking, "blocking"},
       {kLoading, "loading"},   {kStale, "stale"},       {kFast, "fast"},
       {kNoAuth, "no_auth"},    {kNoMulti, "no_multi"},  {kSkipMonitor, "skip_monitor"},
       {kAllowBusy, "allow_busy"}, {kMayReplicate, "may_replicate"},
@@ -242,6 +250,7 @@ std::vector<std::string_view> AclCategories(const CommandSpec& spec) {
   if (f & kWrite) r.push_back("write");
   if (f & kReadOnly) r.push_back("read");
   if (group == "set") r.push_back("set");
+  if (group == "sorted-set") r.push_back("sortedset");
   if (group == "string") r.push_back("string");
   if (f & kPubSub) r.push_back("pubsub");
   if ((f & kAdmin) || (f & kAclAdmin)) r.push_back("admin");
@@ -250,6 +259,7 @@ std::vector<std::string_view> AclCategories(const CommandSpec& spec) {
   } else {
     r.push_back("slow");
   }
+  if (f & kBlocking) r.push_back("blocking");
   if ((f & kAdmin) || (f & kAclDangerous)) r.push_back("dangerous");
   if (group == "connection" || (f & kAclConnection)) r.push_back("connection");
   if (group == "transactions") r.push_back("transaction");

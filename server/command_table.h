@@ -74,6 +74,9 @@ enum CommandFlag : uint32_t {
   kAclConnection = 1u << 20,  // @connection instead of the group's category (COMMAND, WAIT)
   kAclDangerous = 1u << 21,   // @dangerous without the admin flag (KEYS, INFO...)
   kAclAdmin = 1u << 22,       // @admin without the admin flag (LASTSAVE, ROLE)
+  // May park its client until a key changes (BZPOPMIN...): Redis's "blocking" flag
+  // and @blocking category.
+  kBlocking = 1u << 23,
 };
 
 // What a command does with a key, as Redis 7's key-spec flags (COMMAND
@@ -137,6 +140,12 @@ struct CommandSpec {
   // row is "movablekeys" in COMMAND INFO (clients ask COMMAND GETKEYS), and
   // its legacy triple names the first key only.
   std::string_view keys_end_before = {};
+  // Non-zero: after the row's fixed keys (first_key..last_key) comes a key count at
+  // this argument and that many keys after it, as ZUNIONSTORE dst numkeys key
+  // [key ...]. Such a row is "movablekeys"; its legacy triple names the fixed keys;
+  // COMMAND INFO gives a range key spec and a keynum key spec. The counted keys
+  // have key_flags.rest.
+  int numkeys_at = 0;
 
   // Filled in by CommandTable (zero in a family's declaration).
   const CommandSpec* parent = nullptr;  // the container, for a subcommand row
@@ -209,6 +218,10 @@ std::span<const CommandSpec> StringCommands();
 std::span<const CommandSpec> TransactionCommands();
 std::span<const CommandSpec> SetCommands();
 std::span<const CommandSpec> LongSetCommands();
+std::span<const CommandSpec> ZsetCommands();
+std::span<const CommandSpec> ZsetRangeCommands();
+std::span<const CommandSpec> ZsetPopCommands();
+std::span<const CommandSpec> ZsetAlgebraCommands();
 std::span<const CommandSpec> CounterCommands();
 std::span<const CommandSpec> PersistenceCommands();
 std::span<const CommandSpec> ClusterCommands();

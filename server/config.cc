@@ -451,9 +451,13 @@ Config::Config() {
   Int("cold-bloom-bits-per-key", &ServerConfig::cold_bloom_bits_per_key, 1, 64, false);
   Int("set-max-intset-entries", &ServerConfig::set_max_intset_entries, 0, INT64_MAX, true);
   Int("set-max-listpack-entries", &ServerConfig::set_max_listpack_entries, 0, INT64_MAX, true);
+  Int("zset-max-listpack-entries", &ServerConfig::zset_max_listpack_entries, 0, INT64_MAX, true);
+  Memory("zset-max-listpack-value", &ServerConfig::zset_max_listpack_value, true);
   // Where the server writes files: CONFIG SET may change these only when
   // enable-protected-configs allows it (Redis 7's PROTECTED_CONFIG list).
   for (const char* name : {"dir", "dbfilename"}) entries_.at(name).protected_config = true;
+  AddAlias("zset-max-ziplist-entries", "zset-max-listpack-entries");
+  AddAlias("zset-max-ziplist-value", "zset-max-listpack-value");
   AddAlias("slaveof", "replicaof");
   AddAlias("slave-read-only", "replica-read-only");
   AddAlias("repl-ping-slave-period", "repl-ping-replica-period");

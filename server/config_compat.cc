@@ -153,7 +153,6 @@ const CompatSetting kSettings[] = {
     {"repl-backlog-ttl", nullptr, Kind::kInt, "3600", 0, kLongMax},
     {"tracking-table-max-keys", nullptr, Kind::kInt, "1000000", 0, kLongMax},
     {"hash-max-listpack-entries", "hash-max-ziplist-entries", Kind::kInt, "512", 0, kLongMax},
-    {"zset-max-listpack-entries", "zset-max-ziplist-entries", Kind::kInt, "128", 0, kLongMax},
     {"tls-port", nullptr, Kind::kInt, "0", 0, 65535},
     {"tls-session-cache-size", nullptr, Kind::kInt, "20480", 0, kIntMax},
     {"tls-session-cache-timeout", nullptr, Kind::kInt, "300", 0, kIntMax},
@@ -165,7 +164,6 @@ const CompatSetting kSettings[] = {
     {"active-defrag-ignore-bytes", nullptr, Kind::kMemory, "104857600", 1, kLongMax},
     {"hash-max-listpack-value", "hash-max-ziplist-value", Kind::kMemory, "64", 0, kLongMax},
     {"stream-node-max-bytes", nullptr, Kind::kMemory, "4096", 0, kLongMax},
-    {"zset-max-listpack-value", "zset-max-ziplist-value", Kind::kMemory, "64", 0, kLongMax},
     {"hll-sparse-max-bytes", nullptr, Kind::kMemory, "3000", 0, kLongMax},
     {"auto-aof-rewrite-min-size", nullptr, Kind::kMemory, "67108864", 0, kLongMax},
 };

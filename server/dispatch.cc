@@ -53,7 +53,8 @@ bool ParseDouble(std::string_view s, double* out) {
   errno = 0;
   double d = std::strtod(tmp.c_str(), &end);
   if (end != tmp.c_str() + tmp.size() || std::isnan(d)) return false;
-  if (errno == ERANGE && (d == HUGE_VAL || d == -HUGE_VAL)) return false;
+  // Overflow and underflow to zero are errors, as Redis's getDoubleFromObject.
+  if (errno == ERANGE && (d == HUGE_VAL || d == -HUGE_VAL || d == 0)) return false;
   *out = d;
   return true;
 }
@@ -400,11 +401,16 @@ bool Server::Call(Client& c, const CommandSpec& called, std::span<const std::str
     stats_.total_commands_processed++;
     c.commands_processed++;
   }
+  // Clients parked on a key (blocking pops) wake when a write changes it; each
+  // checks the key again, after this command.
+  const bool wake_waiters = ctx.dirty() > 0 && waiting_.keys_waited() > 0;
   if (ctx.dirty() > 0) {
     stats_.dirty += static_cast<uint64_t>(ctx.dirty());
-    if (!watched_.empty() && ctx.touched().empty()) {
+    if ((!watched_.empty() || wake_waiters) && ctx.touched().empty()) {
       for (int pos : CommandTable::KeyPositions(spec, args)) {
-        if (!(KeyFlagsOf(spec, args, pos) & kKeyNotKey)) TouchKey(c.db, args[pos]);
+        if (KeyFlagsOf(spec, args, pos) & kKeyNotKey) continue;
+        TouchKey(c.db, args[pos]);
+        if (wake_waiters) waiting_.KeyReady(c.db, std::string(args[pos]));
       }
     }
     // Applied from the log: the log already holds it (a replica appends the
@@ -413,7 +419,10 @@ bool Server::Call(Client& c, const CommandSpec& called, std::span<const std::str
       Propagate(c, spec, args, ctx);
     }
   }
-  for (const auto& t : ctx.touched()) TouchKey(t.db, t.key);
+  for (const auto& t : ctx.touched()) {
+    TouchKey(t.db, t.key);
+    if (wake_waiters) waiting_.KeyReady(t.db, t.key);
+  }
   if (call_depth_ == 0 && !from_log) {
     FlushPropagation();
     const bool logged = records_emitted_ != records_before;

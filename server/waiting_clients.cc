@@ -29,7 +29,11 @@ void WaitingClients::Park(Client& client, WaitCondition cond, int64_t timeout_ms
       by_token_.emplace(p.cond.token, id);
       break;
     case WaitFor::kKeyReady:
-      by_key_[{p.cond.db, p.cond.key}].push_back(id);
+      for (const std::string& key : p.cond.keys) {
+        std::vector<uint64_t>& waiters = by_key_[{p.cond.db, key}];
+        // A key named twice (BZPOPMIN k k 0) indexes its waiter once.
+        if (waiters.empty() || waiters.back() != id) waiters.push_back(id);
+      }
       break;
   }
   if (p.deadline_ms > 0) by_deadline_.emplace(p.deadline_ms, id);
@@ -72,14 +76,15 @@ void WaitingClients::Unindex(uint64_t id, const Parked& p) {
     case WaitFor::kAsyncDone:
       drop(by_token_, p.cond.token);
       break;
-    case WaitFor::kKeyReady: {
-      auto it = by_key_.find({p.cond.db, p.cond.key});
-      if (it != by_key_.end()) {
-        std::erase(it->second, id);
-        if (it->second.empty()) by_key_.erase(it);
+    case WaitFor::kKeyReady:
+      for (const std::string& key : p.cond.keys) {
+        auto it = by_key_.find({p.cond.db, key});
+        if (it != by_key_.end()) {
+          std::erase(it->second, id);
+          if (it->second.empty()) by_key_.erase(it);
+        }
       }
       break;
-    }
   }
   if (p.deadline_ms > 0) by_deadline_.erase({p.deadline_ms, id});
 }

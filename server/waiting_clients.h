@@ -51,7 +51,7 @@ enum class WaitFor {
   kLogDurable,   // the log is fsynced up to `offset`
   kReplicaAcks,  // `replicas` replicas acknowledged `offset`
   kAsyncDone,    // the asynchronous job `token` finished
-  kKeyReady,     // `key` of database `db` became ready (a push, an insert...)
+  kKeyReady,     // one of `keys` of database `db` became ready (a push, an insert...)
 };
 
 struct WaitCondition {
@@ -62,7 +62,7 @@ struct WaitCondition {
   bool local_durable = false;  // kReplicaAcks: and the local log too (WAITAOF 1 N)
   uint64_t token = 0;
   int db = 0;
-  std::string key;
+  std::vector<std::string> keys;  // kKeyReady
 };
 
 // How a parked command's wait ended.

@@ -15,6 +15,7 @@ std::string_view ValueTypeName(ValueType t) {
   switch (t) {
     case ValueType::kString: return "string";
     case ValueType::kSet: return "set";
+    case ValueType::kZset: return "zset";
   }
   return "none";
 }

@@ -1,6 +1,7 @@
 #include "storage/object_codec.h"
 
 #include "storage/set_value.h"
+#include "storage/sorted_set.h"
 
 namespace feedkv {
 
@@ -14,6 +15,13 @@ Status DecodeObject(ValueType type, std::string_view bytes, std::unique_ptr<Obje
       Status st = SetValue::Decode(bytes, &set);
       if (!st.ok()) return st;
       *out = std::move(set);
+      return Status::OK();
+    }
+    case ValueType::kZset: {
+      std::unique_ptr<SortedSetValue> zset;
+      Status st = SortedSetValue::Decode(bytes, &zset);
+      if (!st.ok()) return st;
+      *out = std::move(zset);
       return Status::OK();
     }
   }

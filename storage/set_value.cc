@@ -15,6 +15,9 @@
 #define XXH_INLINE_ALL
 #include <xxhash.h>
 
+#include "storage/hash_order_scan.h"
+#include "storage/varint.h"
+
 namespace feedkv {
 
 namespace {
@@ -44,31 +47,6 @@ bool IsSlotSentinel(int64_t v) { return v == LongSet::kEmptySlot || v == LongSet
 size_t SlotMembers(const LongSet& ls) {
   return ls.size() - (ls.Contains(LongSet::kEmptySlot) ? 1 : 0) -
          (ls.Contains(LongSet::kTombstoneSlot) ? 1 : 0);
-}
-
-// ---- varints for the hashtable snapshot form ----
-
-void PutVarint(std::string* out, uint64_t v) {
-  while (v >= 0x80) {
-    out->push_back(static_cast<char>((v & 0x7f) | 0x80));
-    v >>= 7;
-  }
-  out->push_back(static_cast<char>(v));
-}
-
-bool GetVarint(std::string_view* in, uint64_t* v) {
-  uint64_t result = 0;
-  for (int shift = 0; shift <= 63 && !in->empty(); shift += 7) {
-    const auto byte = static_cast<unsigned char>(in->front());
-    in->remove_prefix(1);
-    if (shift == 63 && byte > 1) return false;  // would overflow 64 bits
-    result |= uint64_t{byte & 0x7fu} << shift;
-    if ((byte & 0x80) == 0) {
-      *v = result;
-      return true;
-    }
-  }
-  return false;
 }
 
 constexpr char kTagLongSet = 0;
@@ -538,41 +516,7 @@ uint64_t SetValue::Scan(uint64_t cursor, size_t count, std::vector<SetMember>* o
     for (int64_t v : ids) out->push_back(SetMember::Int(v));
     return next;
   }
-  // As LongSet::Scan, but string keys can collide: every member whose key equals the
-  // batch's last key goes into this batch, so none is split off and lost.
-  const size_t batch = std::max<size_t>({count, (size() + 63) / 64, 1});
-  std::vector<uint64_t> heap;  // max-heap of the smallest `batch` keys >= cursor
-  heap.reserve(std::min(batch, size()));
-  ForEach([&](const SetMember& m) {
-    const uint64_t key = ScanKey(m);
-    if (key < cursor) return;
-    if (heap.size() < batch) {
-      heap.push_back(key);
-      std::push_heap(heap.begin(), heap.end());
-    } else if (key < heap.front()) {
-      std::pop_heap(heap.begin(), heap.end());
-      heap.back() = key;
-      std::push_heap(heap.begin(), heap.end());
-    }
-  });
-  if (heap.empty()) return 0;
-  const uint64_t last = heap.front();
-  bool more = false;
-  std::vector<std::pair<uint64_t, SetMember>> picked;
-  picked.reserve(heap.size());
-  ForEach([&](const SetMember& m) {
-    const uint64_t key = ScanKey(m);
-    if (key < cursor) return;
-    if (key <= last) {
-      picked.emplace_back(key, m);
-    } else {
-      more = true;
-    }
-  });
-  std::sort(picked.begin(), picked.end(),
-            [](const auto& a, const auto& b) { return a.first < b.first; });
-  for (const auto& [key, m] : picked) out->push_back(m);
-  return more ? last + 1 : 0;  // more => last < UINT64_MAX
+  return HashOrderScan(size(), cursor, count, [&](auto f) { ForEach(f); }, ScanKey, out);
 }
 
 // ------------------------------------------------------------------------------------

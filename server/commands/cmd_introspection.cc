@@ -12,6 +12,53 @@ namespace feedkv::server {
 namespace {
 
 // One COMMAND INFO entry in Redis 7's 10-field shape.
+// One key spec of COMMAND INFO: where the keys begin (an index) and how to find
+// them from there (a count, a range, or only a key finder).
+void WriteKeySpec(protocol::ReplyWriter& r, const CommandSpec& s, uint16_t flags, int index,
+                  bool keynum, bool until_keyword) {
+  r.MapHeader(3);
+  r.Bulk("flags");
+  auto key_flags = KeyFlagNames(flags);
+  r.SetHeader(key_flags.size());
+  for (auto f : key_flags) r.Simple(f);
+  r.Bulk("begin_search");
+  r.MapHeader(2);
+  r.Bulk("type");
+  r.Bulk("index");
+  r.Bulk("spec");
+  r.MapHeader(1);
+  r.Bulk("index");
+  r.Integer(index);
+  r.Bulk("find_keys");
+  r.MapHeader(2);
+  r.Bulk("type");
+  if (until_keyword) {
+    r.Bulk("unknown");  // Redis's shape for keys only a key finder knows
+    r.Bulk("spec");
+    r.MapHeader(0);
+  } else if (keynum) {
+    r.Bulk("keynum");
+    r.Bulk("spec");
+    r.MapHeader(3);
+    r.Bulk("keynumidx");
+    r.Integer(0);
+    r.Bulk("firstkey");
+    r.Integer(1);
+    r.Bulk("keystep");
+    r.Integer(1);
+  } else {
+    r.Bulk("range");
+    r.Bulk("spec");
+    r.MapHeader(3);
+    r.Bulk("lastkey");
+    r.Integer(s.last_key < 0 ? s.last_key : s.last_key - s.first_key);
+    r.Bulk("keystep");
+    r.Integer(s.key_step);
+    r.Bulk("limit");
+    r.Integer(0);
+  }
+}
+
 void WriteInfo(CommandContext& ctx, const CommandSpec& s) {
   auto& r = ctx.reply;
   r.ArrayHeader(10);
@@ -32,48 +79,12 @@ void WriteInfo(CommandContext& ctx, const CommandSpec& s) {
   for (auto c : categories) r.Simple(fmt::format("@{}", c));
   r.SetHeader(0);  // tips
   if (s.first_key > 0) {
-    r.ArrayHeader(1);
-    r.MapHeader(3);
-    r.Bulk("flags");
-    // The first key's flags (a row's keys share one spec here).
-    auto key_flags = KeyFlagNames(KeyFlagsOf(s, {}, s.first_key));
-    r.SetHeader(key_flags.size());
-    for (auto f : key_flags) r.Simple(f);
-    r.Bulk("begin_search");
-    r.MapHeader(2);
-    r.Bulk("type");
-    r.Bulk("index");
-    r.Bulk("spec");
-    r.MapHeader(1);
-    r.Bulk("index");
-    r.Integer(s.first_key);
-    r.Bulk("find_keys");
-    r.MapHeader(2);
-    r.Bulk("type");
-    if (until_keyword) {
-      r.Bulk("unknown");  // Redis's shape for keys only a key finder knows
-      r.Bulk("spec");
-      r.MapHeader(0);
-    } else if (keynum) {
-      r.Bulk("keynum");
-      r.Bulk("spec");
-      r.MapHeader(3);
-      r.Bulk("keynumidx");
-      r.Integer(0);
-      r.Bulk("firstkey");
-      r.Integer(1);
-      r.Bulk("keystep");
-      r.Integer(1);
-    } else {
-      r.Bulk("range");
-      r.Bulk("spec");
-      r.MapHeader(3);
-      r.Bulk("lastkey");
-      r.Integer(s.last_key < 0 ? s.last_key : s.last_key - s.first_key);
-      r.Bulk("keystep");
-      r.Integer(s.key_step);
-      r.Bulk("limit");
-      r.Integer(0);
+    r.ArrayHeader(s.numkeys_at > 0 ? 2 : 1);
+    // The first key's flags (a row's keys share one spec here, but for counted
+    // keys after fixed ones).
+    WriteKeySpec(r, s, KeyFlagsOf(s, {}, s.first_key), s.first_key, keynum, until_keyword);
+    if (s.numkeys_at > 0) {
+      WriteKeySpec(r, s, KeyFlagsOf(s, {}, s.numkeys_at + 1), s.numkeys_at, true, false);
     }
   } else {
     r.ArrayHeader(0);

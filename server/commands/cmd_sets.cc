@@ -404,6 +404,29 @@ bool ParseScanCursor(CommandContext& ctx, size_t i, uint64_t* cursor) {
   return true;
 }
 
+bool ParseScanOptions(CommandContext& ctx, size_t first, ScanOptions* out) {
+  for (size_t i = first; i < ctx.argc(); i += 2) {
+    if (i + 1 >= ctx.argc()) {
+      ctx.SyntaxError();
+      return false;
+    }
+    if (EqualsIgnoreCase(ctx.arg(i), "COUNT")) {
+      if (!ctx.IntArg(i + 1, &out->count)) return false;
+      if (out->count < 1) {
+        ctx.SyntaxError();
+        return false;
+      }
+    } else if (EqualsIgnoreCase(ctx.arg(i), "MATCH")) {
+      out->pattern = ctx.arg(i + 1);
+      out->has_pattern = !(out->pattern.size() == 1 && out->pattern[0] == '*');
+    } else {
+      ctx.SyntaxError();
+      return false;
+    }
+  }
+  return true;
+}
+
 namespace {
 
 void SInterCard(CommandContext& ctx) {
@@ -425,26 +448,13 @@ void SScan(CommandContext& ctx) {
   SetValue* set;
   if (!LookupSet(ctx, ctx.arg(1), true, &e, &set)) return;
   if (set == nullptr) return ReplyEmptyScan(ctx);
-  std::string_view pattern;
-  bool has_pattern = false;
-  int64_t count = 10;
-  for (size_t i = 3; i < ctx.argc(); i += 2) {
-    if (i + 1 >= ctx.argc()) return ctx.SyntaxError();
-    if (EqualsIgnoreCase(ctx.arg(i), "COUNT")) {
-      if (!ctx.IntArg(i + 1, &count)) return;
-      if (count < 1) return ctx.SyntaxError();
-    } else if (EqualsIgnoreCase(ctx.arg(i), "MATCH")) {
-      pattern = ctx.arg(i + 1);
-      has_pattern = !(pattern.size() == 1 && pattern[0] == '*');
-    } else {
-      return ctx.SyntaxError();
-    }
-  }
+  ScanOptions opt;
+  if (!ParseScanOptions(ctx, 3, &opt)) return;
   std::vector<SetMember> batch;
-  const uint64_t next = set->Scan(cursor, static_cast<size_t>(count), &batch);
+  const uint64_t next = set->Scan(cursor, static_cast<size_t>(opt.count), &batch);
   char buf[24];
-  if (has_pattern) {
-    std::erase_if(batch, [&](const SetMember& m) { return !GlobMatch(pattern, m.Text(buf), false); });
+  if (opt.has_pattern) {
+    std::erase_if(batch, [&](const SetMember& m) { return !GlobMatch(opt.pattern, m.Text(buf), false); });
   }
   ctx.reply.ArrayHeader(2);
   ctx.reply.Bulk(FormatUint(next, buf));

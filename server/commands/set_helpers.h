@@ -6,6 +6,8 @@
 #include <string_view>
 
 #include "server/command_context.h"
+#include "server/commands/lookup.h"
+#include "server/commands/scan_args.h"
 #include "server/server.h"
 #include "storage/database.h"
 #include "storage/long_set.h"
@@ -16,10 +18,6 @@ namespace feedkv::server {
 // Defined in cmd_sets.cc, shared by SINTERCARD/LSINTERCARD and SSCAN/LSSCAN.
 // "numkeys key [key ...] [LIMIT n]"; false after replying the error.
 bool ParseInterCardArgs(CommandContext& ctx, size_t* numkeys, size_t* limit);
-// A SCAN/SSCAN/LSSCAN cursor at argument i; false after replying "invalid cursor".
-bool ParseScanCursor(CommandContext& ctx, size_t i, uint64_t* cursor);
-// The reply to a scan of a missing key: cursor 0, no members.
-void ReplyEmptyScan(CommandContext& ctx);
 
 inline LongSetOptions Options(const CommandContext& ctx) {
   const ServerConfig& c = ctx.server.cfg();
@@ -40,21 +38,8 @@ inline void StatusError(CommandContext& ctx, const Status& st) {
 // The set at `key`: false (WRONGTYPE replied) when the key holds another type;
 // *set is null when the key is missing.
 inline bool LookupSet(CommandContext& ctx, std::string_view key, bool read, Entry** entry,
-               SetValue** set) {
-  // Reading the clock costs more than the lookup on some VMs: only a key with an
-  // expire needs it (Lookup then drops the key if it has expired).
-  Entry* e = ctx.db().Find(key);
-  if (e != nullptr && e->has_expire) e = ctx.db().Lookup(key, ctx.now_ms());
-  if (read) (e != nullptr ? ctx.server.stats().keyspace_hits : ctx.server.stats().keyspace_misses)++;
-  *entry = e;
-  *set = nullptr;
-  if (e == nullptr) return true;
-  if (e->type != ValueType::kSet) {
-    ctx.WrongType();
-    return false;
-  }
-  *set = static_cast<SetValue*>(Database::GetObject(e));
-  return true;
+                      SetValue** set) {
+  return LookupTyped(ctx, key, ValueType::kSet, read, entry, set);
 }
 
 // The longset-encoded set at `key`: false (WRONGTYPE replied) when the key holds

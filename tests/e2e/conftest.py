@@ -540,6 +540,30 @@ def start_server(_server_registry):
     return start
 
 
+def redis_binary():
+    return os.environ.get("REDIS_SERVER") or shutil.which("redis-server") or "/usr/bin/redis-server"
+
+
+@pytest.fixture
+def redis7_server():
+    """Real Redis 7 (Debian's redis-server, or $REDIS_SERVER) on a free port with
+    --save '', for side-by-side tests; stopped (and checked) afterwards. Skips when
+    Redis is missing or the whole suite already runs against Redis."""
+    binary = redis_binary()
+    if not os.access(binary, os.X_OK) or is_real_redis():
+        pytest.skip("redis-server not installed (or the suite already runs against Redis)")
+    base = pathlib.Path(tempfile.mkdtemp(prefix="feedkv-e2e-redis-"))
+    srv = FeedkvServer(binary, base, name="redis7")
+    try:
+        srv.start()
+    except ServerStartError as e:
+        pytest.fail(str(e), pytrace=False)
+    yield srv
+    problems = srv.stop()
+    shutil.rmtree(base, ignore_errors=True)
+    assert not problems, problems
+
+
 @pytest.fixture
 def r(server):
     return server.client()

@@ -13,14 +13,12 @@ with --save ''; the side-by-side tests skip when it is missing.
 import os
 import pathlib
 import random
-import shutil
 import sys
-import tempfile
 
 import pytest
 import redis
 
-from conftest import FeedkvServer, RespError, ServerStartError, is_real_redis
+from conftest import is_real_redis
 
 REPO_ROOT = pathlib.Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO_ROOT / "tools"))
@@ -31,26 +29,10 @@ WRONGTYPE = "WRONGTYPE Operation against a key holding the wrong kind of value"
 feedkv_only = pytest.mark.skipif(is_real_redis(), reason="feedkv extension")
 
 
-def redis_binary():
-    return os.environ.get("REDIS_SERVER") or shutil.which("redis-server") or "/usr/bin/redis-server"
-
-
 @pytest.fixture
-def redis7():
-    """Real Redis on a free port, no persistence; stopped (and checked) afterwards."""
-    binary = redis_binary()
-    if not os.access(binary, os.X_OK) or is_real_redis():
-        pytest.skip("redis-server not installed (or the suite already runs against Redis)")
-    base = pathlib.Path(tempfile.mkdtemp(prefix="feedkv-e2e-redis-"))
-    srv = FeedkvServer(binary, base, name="redis7")
-    try:
-        srv.start()
-    except ServerStartError as e:
-        pytest.fail(str(e), pytrace=False)
-    yield srv.client()
-    problems = srv.stop()
-    shutil.rmtree(base, ignore_errors=True)
-    assert not problems, problems
+def redis7(redis7_server):
+    """A client of real Redis 7 (conftest.redis7_server)."""
+    return redis7_server.client()
 
 
 def normalize(v):

@@ -1,0 +1,252 @@
+// Sorted-set commands on one key: ZADD, ZINCRBY, ZREM, ZCARD, ZSCORE, ZMSCORE,
+// ZRANK, ZREVRANK, ZCOUNT, ZLEXCOUNT, ZREMRANGEBYRANK/SCORE/LEX. Semantics, replies
+// (scores formatted as Redis 7.0 does) and error texts follow Redis 7.0's t_zset.c.
+// The range readers are in cmd_zset_ranges.cc; the structure in storage/sorted_set.h.
+#include <string>
+#include <vector>
+
+#include "protocol/error_text.h"
+#include "server/command_context.h"
+#include "server/commands/zset_helpers.h"
+#include "server/server.h"
+#include "storage/database.h"
+#include "storage/sorted_set.h"
+
+namespace feedkv::server {
+
+namespace {
+
+// ZADD key [NX|XX] [GT|LT] [CH] [INCR] score member [score member ...], and ZINCRBY
+// as ZADD INCR.
+void ZAddGeneric(CommandContext& ctx, size_t first_pair, int flags, bool ch) {
+  const size_t rest = ctx.argc() - first_pair;
+  if (rest == 0 || rest % 2 != 0) return ctx.SyntaxError();
+  const size_t pairs = rest / 2;
+  if ((flags & SortedSetValue::kNX) && (flags & SortedSetValue::kXX)) {
+    return ctx.Error(protocol::err::kZaddXXNX);
+  }
+  const int gt_lt_nx = SortedSetValue::kGT | SortedSetValue::kLT | SortedSetValue::kNX;
+  if (__builtin_popcount(static_cast<unsigned>(flags & gt_lt_nx)) > 1) {
+    return ctx.Error(protocol::err::kZaddGtLtNx);
+  }
+  const bool incr = (flags & SortedSetValue::kIncr) != 0;
+  if (incr && pairs > 1) return ctx.Error(protocol::err::kZaddIncrPairs);
+  // Every score is checked before anything changes: all or nothing.
+  std::vector<double> scores(pairs);
+  for (size_t j = 0; j < pairs; ++j) {
+    if (!ctx.DoubleArg(first_pair + 2 * j, &scores[j])) return;
+  }
+  Entry* e;
+  SortedSetValue* z;
+  if (!LookupZset(ctx, ctx.arg(1), false, &e, &z)) return;
+  int64_t added = 0, updated = 0, processed = 0;
+  double score = 0;
+  if (z == nullptr && !(flags & SortedSetValue::kXX)) {
+    // As Redis 7.0: the encoding is chosen by the first member alone; the adds
+    // convert it when they outgrow it (which decides, e.g., whether a -0 score
+    // stays -0: a listpack keeps it as 0).
+    auto fresh = SortedSetValue::Create(1, ctx.arg(first_pair + 1).size(), ZLimits(ctx));
+    e = ctx.db().SetObject(ctx.arg(1), std::move(fresh), kNoExpire, false);
+    z = static_cast<SortedSetValue*>(Database::GetObject(e));
+  }
+  if (z != nullptr) {
+    const ZsetLimits limits = ZLimits(ctx);
+    for (size_t j = 0; j < pairs; ++j) {
+      switch (z->Add(ctx.arg(first_pair + 2 * j + 1), scores[j], flags, limits, &score)) {
+        case SortedSetValue::AddResult::kAdded: ++added; ++processed; break;
+        case SortedSetValue::AddResult::kUpdated: ++updated; ++processed; break;
+        case SortedSetValue::AddResult::kUnchanged: ++processed; break;
+        case SortedSetValue::AddResult::kSkipped: break;
+        case SortedSetValue::AddResult::kNaN:
+          if (z->empty()) ctx.db().Delete(ctx.arg(1));
+          return ctx.Error(protocol::err::kZsetNaN);
+      }
+    }
+    if (added + updated > 0) {
+      ctx.db().UpdateObjectMemory(e);
+      ctx.Dirty(added + updated);
+    } else if (z->empty()) {
+      ctx.db().Delete(ctx.arg(1));  // created for a pair that NX/GT/LT then refused
+    }
+  }
+  if (incr) {
+    if (processed > 0) return ctx.reply.Score(score);
+    return ctx.reply.Null();
+  }
+  ctx.reply.Integer(ch ? added + updated : added);
+}
+
+void ZAdd(CommandContext& ctx) {
+  int flags = 0;
+  bool ch = false;
+  size_t i = 2;
+  for (; i < ctx.argc(); ++i) {
+    const std::string_view a = ctx.arg(i);
+    if (EqualsIgnoreCase(a, "nx")) {
+      flags |= SortedSetValue::kNX;
+    } else if (EqualsIgnoreCase(a, "xx")) {
+      flags |= SortedSetValue::kXX;
+    } else if (EqualsIgnoreCase(a, "gt")) {
+      flags |= SortedSetValue::kGT;
+    } else if (EqualsIgnoreCase(a, "lt")) {
+      flags |= SortedSetValue::kLT;
+    } else if (EqualsIgnoreCase(a, "ch")) {
+      ch = true;
+    } else if (EqualsIgnoreCase(a, "incr")) {
+      flags |= SortedSetValue::kIncr;
+    } else {
+      break;
+    }
+  }
+  ZAddGeneric(ctx, i, flags, ch);
+}
+
+void ZIncrBy(CommandContext& ctx) { ZAddGeneric(ctx, 2, SortedSetValue::kIncr, false); }
+
+void ZRem(CommandContext& ctx) {
+  Entry* e;
+  SortedSetValue* z;
+  if (!LookupZset(ctx, ctx.arg(1), false, &e, &z)) return;
+  int64_t removed = 0;
+  if (z != nullptr) {
+    for (size_t i = 2; i < ctx.argc() && !z->empty(); ++i) removed += z->Remove(ctx.arg(i));
+    if (removed > 0) {
+      ZAfterRemoval(ctx, ctx.arg(1), e, z);
+      ctx.Dirty(removed);
+    }
+  }
+  ctx.reply.Integer(removed);
+}
+
+void ZCard(CommandContext& ctx) {
+  Entry* e;
+  SortedSetValue* z;
+  if (!LookupZset(ctx, ctx.arg(1), true, &e, &z)) return;
+  ctx.reply.Integer(z != nullptr ? static_cast<int64_t>(z->size()) : 0);
+}
+
+void ZScore(CommandContext& ctx) {
+  Entry* e;
+  SortedSetValue* z;
+  if (!LookupZset(ctx, ctx.arg(1), true, &e, &z)) return;
+  double score;
+  if (z != nullptr && z->Score(ctx.arg(2), &score)) return ctx.reply.Score(score);
+  ctx.reply.Null();
+}
+
+void ZMScore(CommandContext& ctx) {
+  Entry* e;
+  SortedSetValue* z;
+  if (!LookupZset(ctx, ctx.arg(1), true, &e, &z)) return;
+  ctx.reply.ArrayHeader(ctx.argc() - 2);
+  for (size_t i = 2; i < ctx.argc(); ++i) {
+    double score;
+    if (z != nullptr && z->Score(ctx.arg(i), &score)) {
+      ctx.reply.Score(score);
+    } else {
+      ctx.reply.Null();
+    }
+  }
+}
+
+void ZRankGeneric(CommandContext& ctx, bool reverse) {
+  Entry* e;
+  SortedSetValue* z;
+  if (!LookupZset(ctx, ctx.arg(1), true, &e, &z)) return;
+  size_t rank;
+  double score;
+  if (z == nullptr || !z->Rank(ctx.arg(2), &rank, &score)) return ctx.reply.Null();
+  ctx.reply.Integer(static_cast<int64_t>(reverse ? z->size() - 1 - rank : rank));
+}
+
+void ZRank(CommandContext& ctx) { ZRankGeneric(ctx, false); }
+void ZRevRank(CommandContext& ctx) { ZRankGeneric(ctx, true); }
+
+template <class Range>
+void CountInRange(CommandContext& ctx, const Range& range) {
+  Entry* e;
+  SortedSetValue* z;
+  if (!LookupZset(ctx, ctx.arg(1), true, &e, &z)) return;
+  size_t lo = 0, hi = 0;
+  if (z != nullptr && !range.Empty()) range.Ranks(*z, &lo, &hi);
+  ctx.reply.Integer(static_cast<int64_t>(hi - lo));
+}
+
+void ZCount(CommandContext& ctx) {
+  ScoreRange range;
+  if (!range.Parse(ctx.arg(2), ctx.arg(3))) return ctx.Error(protocol::err::kZsetMinMaxFloat);
+  CountInRange(ctx, range);
+}
+
+void ZLexCount(CommandContext& ctx) {
+  LexRange range;
+  if (!range.Parse(ctx.arg(2), ctx.arg(3))) return ctx.Error(protocol::err::kZsetMinMaxLex);
+  CountInRange(ctx, range);
+}
+
+// Removes ascending ranks [lo, hi) and replies the count.
+void RemoveRanks(CommandContext& ctx, Entry* e, SortedSetValue* z, size_t lo, size_t hi) {
+  if (hi > lo) {
+    z->RemoveRanks(lo, hi - 1);
+    ZAfterRemoval(ctx, ctx.arg(1), e, z);
+    ctx.Dirty(static_cast<int64_t>(hi - lo));
+  }
+  ctx.reply.Integer(static_cast<int64_t>(hi - lo));
+}
+
+void ZRemRangeByRank(CommandContext& ctx) {
+  int64_t start, end;
+  if (!ctx.IntArg(2, &start) || !ctx.IntArg(3, &end)) return;
+  Entry* e;
+  SortedSetValue* z;
+  if (!LookupZset(ctx, ctx.arg(1), false, &e, &z)) return;
+  size_t lo = 0, hi = 0;
+  if (z == nullptr || !ClampRanks(start, end, z->size(), &lo, &hi)) return ctx.reply.Integer(0);
+  RemoveRanks(ctx, e, z, lo, hi + 1);
+}
+
+template <class Range>
+void RemoveInRange(CommandContext& ctx, const Range& range) {
+  Entry* e;
+  SortedSetValue* z;
+  if (!LookupZset(ctx, ctx.arg(1), false, &e, &z)) return;
+  size_t lo = 0, hi = 0;
+  if (z != nullptr && !range.Empty()) range.Ranks(*z, &lo, &hi);
+  RemoveRanks(ctx, e, z, lo, hi);
+}
+
+void ZRemRangeByScore(CommandContext& ctx) {
+  ScoreRange range;
+  if (!range.Parse(ctx.arg(2), ctx.arg(3))) return ctx.Error(protocol::err::kZsetMinMaxFloat);
+  RemoveInRange(ctx, range);
+}
+
+void ZRemRangeByLex(CommandContext& ctx) {
+  LexRange range;
+  if (!range.Parse(ctx.arg(2), ctx.arg(3))) return ctx.Error(protocol::err::kZsetMinMaxLex);
+  RemoveInRange(ctx, range);
+}
+
+constexpr uint32_t kW = kWrite | kDenyOom;
+
+const CommandSpec kCommands[] = {
+    {"zadd", -4, kW | kFast, 1, 1, 1, ZAdd, "Adds one or more members to a sorted set, or updates their scores. Creates the key if it doesn't exist.", "sorted-set", {}, {kKeyRW | kKeyUpdate}},
+    {"zincrby", 4, kW | kFast, 1, 1, 1, ZIncrBy, "Increments the score of a member in a sorted set.", "sorted-set", {}, {kKeyRW | kKeyUpdate}},
+    {"zrem", -3, kWrite | kFast, 1, 1, 1, ZRem, "Removes one or more members from a sorted set. Deletes the sorted set if all members were removed.", "sorted-set", {}, {kKeyRW | kKeyDelete}},
+    {"zcard", 2, kReadOnly | kFast, 1, 1, 1, ZCard, "Returns the number of members in a sorted set.", "sorted-set", {}, {kKeyRO}},
+    {"zscore", 3, kReadOnly | kFast, 1, 1, 1, ZScore, "Returns the score of a member in a sorted set.", "sorted-set", {}, {kKeyRO | kKeyAccess}},
+    {"zmscore", -3, kReadOnly | kFast, 1, 1, 1, ZMScore, "Returns the score of one or more members in a sorted set.", "sorted-set", {}, {kKeyRO | kKeyAccess}},
+    {"zrank", 3, kReadOnly | kFast, 1, 1, 1, ZRank, "Returns the index of a member in a sorted set ordered by ascending scores.", "sorted-set", {}, {kKeyRO | kKeyAccess}},
+    {"zrevrank", 3, kReadOnly | kFast, 1, 1, 1, ZRevRank, "Returns the index of a member in a sorted set ordered by descending scores.", "sorted-set", {}, {kKeyRO | kKeyAccess}},
+    {"zcount", 4, kReadOnly | kFast, 1, 1, 1, ZCount, "Returns the count of members in a sorted set that have scores within a range.", "sorted-set", {}, {kKeyRO | kKeyAccess}},
+    {"zlexcount", 4, kReadOnly | kFast, 1, 1, 1, ZLexCount, "Returns the number of members in a sorted set within a lexicographical range.", "sorted-set", {}, {kKeyRO | kKeyAccess}},
+    {"zremrangebyrank", 4, kWrite, 1, 1, 1, ZRemRangeByRank, "Removes members in a sorted set within a range of indexes. Deletes the sorted set if all members were removed.", "sorted-set", {}, {kKeyRW | kKeyDelete}},
+    {"zremrangebyscore", 4, kWrite, 1, 1, 1, ZRemRangeByScore, "Removes members in a sorted set within a range of scores. Deletes the sorted set if all members were removed.", "sorted-set", {}, {kKeyRW | kKeyDelete}},
+    {"zremrangebylex", 4, kWrite, 1, 1, 1, ZRemRangeByLex, "Removes members in a sorted set within a lexicographical range. Deletes the sorted set if all members were removed.", "sorted-set", {}, {kKeyRW | kKeyDelete}},
+};
+
+}  // namespace
+
+std::span<const CommandSpec> ZsetCommands() { return kCommands; }
+
+}  // namespace feedkv::server

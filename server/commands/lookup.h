@@ -1,0 +1,34 @@
+// The one lookup of a key that must hold a given type, shared by the command
+// families of every non-string type (set_helpers.h, zset_helpers.h).
+#pragma once
+
+#include <string_view>
+
+#include "server/command_context.h"
+#include "server/server.h"
+#include "storage/database.h"
+
+namespace feedkv::server {
+
+// The `type` value at `key`: false (WRONGTYPE replied) when the key holds another
+// type; *obj is null when the key is missing. `read` counts a keyspace hit or miss.
+template <class T>
+bool LookupTyped(CommandContext& ctx, std::string_view key, ValueType type, bool read, Entry** entry,
+                 T** obj) {
+  // Reading the clock costs more than the lookup on some VMs: only a key with an
+  // expire needs it (Lookup then drops the key if it has expired).
+  Entry* e = ctx.db().Find(key);
+  if (e != nullptr && e->has_expire) e = ctx.db().Lookup(key, ctx.now_ms());
+  if (read) (e != nullptr ? ctx.server.stats().keyspace_hits : ctx.server.stats().keyspace_misses)++;
+  *entry = e;
+  *obj = nullptr;
+  if (e == nullptr) return true;
+  if (e->type != type) {
+    ctx.WrongType();
+    return false;
+  }
+  *obj = static_cast<T*>(Database::GetObject(e));
+  return true;
+}
+
+}  // namespace feedkv::server
