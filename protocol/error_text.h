@@ -192,6 +192,10 @@ inline constexpr char kTimeoutOutOfRange[] = "ERR timeout is out of range";
 inline constexpr char kZrangeLexScores[] =
     "ERR syntax error, WITHSCORES not supported in combination with BYLEX";
 
+// Feeds (FEED.*): a bad entry id reuses XADD's text, as the ids share the stream-id shape.
+inline constexpr char kFeedBadEntryId[] = "ERR Invalid stream ID specified as stream command argument";
+inline constexpr char kFeedSelfFollow[] = "ERR a user cannot follow itself";
+
 // CONFIG SET / config file reasons, the text after
 // "CONFIG SET failed (possibly related to argument '<name>') - ".
 inline constexpr char kConfigImmutable[] = "can't set immutable config";

@@ -60,6 +60,7 @@ CommandTable::CommandTable() {
       ExpireCommands(),
       StringCommands(),     TransactionCommands(), SetCommands(),      LongSetCommands(),
       ZsetCommands(),       ZsetRangeCommands(),  ZsetPopCommands(),  ZsetAlgebraCommands(),
+      FeedCommands(),       FeedReadCommands(),
       CounterCommands(),    PersistenceCommands(), ClusterCommands(),
       ReplicationCommands(),
   };

@@ -222,6 +222,8 @@ std::span<const CommandSpec> ZsetCommands();
 std::span<const CommandSpec> ZsetRangeCommands();
 std::span<const CommandSpec> ZsetPopCommands();
 std::span<const CommandSpec> ZsetAlgebraCommands();
+std::span<const CommandSpec> FeedCommands();
+std::span<const CommandSpec> FeedReadCommands();
 std::span<const CommandSpec> CounterCommands();
 std::span<const CommandSpec> PersistenceCommands();
 std::span<const CommandSpec> ClusterCommands();

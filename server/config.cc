@@ -451,6 +451,15 @@ Config::Config() {
   Int("cold-bloom-bits-per-key", &ServerConfig::cold_bloom_bits_per_key, 1, 64, false);
   Int("set-max-intset-entries", &ServerConfig::set_max_intset_entries, 0, INT64_MAX, true);
   Int("set-max-listpack-entries", &ServerConfig::set_max_listpack_entries, 0, INT64_MAX, true);
+  Int("feed-outbox-max-len", &ServerConfig::feed_outbox_max_len, 1, 1 << 20, true);
+  Int("feed-inbox-max-len", &ServerConfig::feed_inbox_max_len, 1, 1 << 20, true);
+  Int("feed-push-max-followers", &ServerConfig::feed_push_max_followers, 0, INT64_MAX, true);
+  Int("feed-follow-backfill", &ServerConfig::feed_follow_backfill, 0, 1 << 20, true);
+  Int("feed-max-page", &ServerConfig::feed_max_page, 1, 100000, true);
+  Int("feed-unread-cap", &ServerConfig::feed_unread_cap, 1, 1 << 20, true);
+  Int("feed-pull-max-followings", &ServerConfig::feed_pull_max_followings, 1, 1 << 24, true);
+  Int("feed-inbox-idle-ttl", &ServerConfig::feed_inbox_idle_ttl, 0, 100ll * 365 * 86400, true);
+  Int("feed-delete-ttl", &ServerConfig::feed_delete_ttl, 0, 100ll * 365 * 86400, true);
   Int("zset-max-listpack-entries", &ServerConfig::zset_max_listpack_entries, 0, INT64_MAX, true);
   Memory("zset-max-listpack-value", &ServerConfig::zset_max_listpack_value, true);
   // Where the server writes files: CONFIG SET may change these only when

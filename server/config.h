@@ -139,6 +139,16 @@ struct ServerConfig {
   // Sets
   int64_t set_max_intset_entries = 512;
   int64_t set_max_listpack_entries = 128;
+  // Feeds (docs/feeds.md)
+  int64_t feed_outbox_max_len = 800;
+  int64_t feed_inbox_max_len = 800;
+  int64_t feed_push_max_followers = 5000;
+  int64_t feed_follow_backfill = 20;
+  int64_t feed_max_page = 200;
+  int64_t feed_unread_cap = 999;
+  int64_t feed_pull_max_followings = 2000;
+  int64_t feed_inbox_idle_ttl = 30ll * 24 * 3600;  // seconds
+  int64_t feed_delete_ttl = 7ll * 24 * 3600;       // seconds
   // Sorted sets: the listpack encoding's limits (storage/sorted_set.h)
   int64_t zset_max_listpack_entries = 128;
   int64_t zset_max_listpack_value = 64;

@@ -14,6 +14,8 @@
 #include "server/network.h"
 #include "server/server.h"
 #include "server/startup.h"
+#include "storage/database.h"
+#include "storage/set_value.h"
 
 namespace feedkv::server {
 
@@ -233,6 +235,19 @@ void Counters(Server& server, std::string* out) {
       server.counter_spaces().size(), keys, tables, aux, extend, memory);
 }
 
+void Feeds(Server& server, std::string* out) {
+  const FeedStats& f = server.stats().feeds;
+  const Entry* pull = server.db(0).Find("feed:pull-authors");
+  const size_t pull_authors =
+      pull != nullptr && pull->type == ValueType::kSet
+          ? static_cast<const SetValue*>(Database::GetObject(pull))->size() : 0;
+  *out += fmt::format(
+      "feed_pull_authors:{}\r\nfeed_fanout_writes:{}\r\nfeed_timeline_pages:{}\r\n"
+      "feed_pull_merges:{}\r\nfeed_deleted_filtered:{}\r\nfeed_inbox_rebuilds:{}\r\n"
+      "feed_inbox_misses:{}\r\nfeed_fanout_usec_max:{}\r\n",
+      pull_authors, f.fanout_writes, f.timeline_pages, f.pull_merges, f.deleted_filtered,
+      f.inbox_rebuilds, f.inbox_misses, f.fanout_usec_max);
+}
 
 using SectionFn = void (*)(Server&, std::string*);
 struct Section {
@@ -248,6 +263,7 @@ const Section kSections[] = {
     {"errorstats", ErrorStats, true},  {"commandstats", CommandStatsSection, false},
     {"latencystats", LatencyStats, false},
     {"keyspace", Keyspace, true},         {"counters", Counters, true},
+    {"feeds", Feeds, true},
 };
 
 std::string Title(std::string_view name) {

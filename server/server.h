@@ -79,6 +79,17 @@ struct SlowlogEntry {
   std::string peer, client_name;
 };
 
+// FEED.* counters (INFO feeds).
+struct FeedStats {
+  uint64_t fanout_writes = 0;      // inbox entries written by FEED.PUBLISH
+  uint64_t timeline_pages = 0;
+  uint64_t pull_merges = 0;        // outboxes merged at read time
+  uint64_t deleted_filtered = 0;   // entries skipped: deleted or unfollowed
+  uint64_t inbox_rebuilds = 0;     // FEED.ACTIVATE
+  uint64_t inbox_misses = 0;       // reads of a user without an inbox
+  int64_t fanout_usec_max = 0;
+};
+
 struct ServerStats {
   uint64_t total_connections_received = 0;
   uint64_t total_commands_processed = 0;
@@ -100,6 +111,7 @@ struct ServerStats {
   uint64_t repl_timeout_disconnects = 0;
   uint64_t repl_retention_forced_drops = 0;
   uint64_t sync_truncate = 0;
+  FeedStats feeds;
   // ops/sec sampling
   uint64_t last_sample_commands = 0;
   int64_t last_sample_ms = 0;

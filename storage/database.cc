@@ -16,6 +16,7 @@ std::string_view ValueTypeName(ValueType t) {
     case ValueType::kString: return "string";
     case ValueType::kSet: return "set";
     case ValueType::kZset: return "zset";
+    case ValueType::kFeed: return "feed";
   }
   return "none";
 }

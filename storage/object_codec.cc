@@ -1,5 +1,6 @@
 #include "storage/object_codec.h"
 
+#include "storage/feed_timeline.h"
 #include "storage/set_value.h"
 #include "storage/sorted_set.h"
 
@@ -15,6 +16,13 @@ Status DecodeObject(ValueType type, std::string_view bytes, std::unique_ptr<Obje
       Status st = SetValue::Decode(bytes, &set);
       if (!st.ok()) return st;
       *out = std::move(set);
+      return Status::OK();
+    }
+    case ValueType::kFeed: {
+      std::unique_ptr<FeedTimeline> feed;
+      Status st = FeedTimeline::Decode(bytes, &feed);
+      if (!st.ok()) return st;
+      *out = std::move(feed);
       return Status::OK();
     }
     case ValueType::kZset: {

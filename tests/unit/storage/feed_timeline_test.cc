@@ -1,0 +1,97 @@
+// Unit tests for FeedTimeline: ordered inserts with duplicates refused, trimming in
+// batches past the cap, the pushed-entry count of an outbox, entry-id text, and the
+// snapshot form with its corruption cases.
+#include "storage/feed_timeline.h"
+
+#include <gtest/gtest.h>
+
+#include <random>
+#include <set>
+#include <string>
+#include <utility>
+
+#include "storage/object_codec.h"
+
+namespace feedkv {
+namespace {
+
+TEST(FeedTimelineTest, InsertsKeepOrderAndRefuseRepeats) {
+  FeedTimeline t(FeedTimeline::Kind::kInbox);
+  std::mt19937_64 rng(3);
+  std::set<std::pair<int64_t, int64_t>> model;
+  for (int i = 0; i < 5000; ++i) {
+    const int64_t ts = static_cast<int64_t>(rng() % 2000), id = static_cast<int64_t>(rng() % 50);
+    EXPECT_EQ(t.Insert(FeedEntry{ts, id, 7}, 100000), model.insert({ts, id}).second);
+  }
+  ASSERT_EQ(t.size(), model.size());
+  size_t i = 0;
+  for (const auto& [ts, id] : model) {
+    EXPECT_EQ(t.data()[i].ts, ts);
+    EXPECT_EQ(t.data()[i].id, id);
+    ++i;
+  }
+  EXPECT_EQ(t.LowerBound(t.data()[10].ts, t.data()[10].id), 10u);
+}
+
+TEST(FeedTimelineTest, TrimsTheOldestOnceAnEighthPastTheCap) {
+  FeedTimeline t(FeedTimeline::Kind::kInbox);
+  for (int64_t i = 0; i < 900; ++i) t.Insert(FeedEntry{i, 0, 1}, 800);
+  EXPECT_EQ(t.size(), 900u);  // cap + cap/8: not yet
+  t.Insert(FeedEntry{900, 0, 1}, 800);
+  ASSERT_EQ(t.size(), 800u);  // one trim back to the cap
+  EXPECT_EQ(t.data()[0].ts, 101);
+  EXPECT_EQ(t.data()[799].ts, 900);
+}
+
+TEST(FeedTimelineTest, OutboxCountsEntriesThatWereNotPushed) {
+  FeedTimeline t(FeedTimeline::Kind::kOutbox);
+  for (int64_t i = 0; i < 10; ++i) t.Insert(FeedEntry{i, i, i % 2 ? FeedTimeline::kPushed : 0}, 16);
+  EXPECT_EQ(t.size(), 10u);  // under cap + cap/8 + 1: not trimmed yet
+  EXPECT_EQ(t.unpushed(), 5u);
+  t.Trim(6);  // drops 0..3: two unpushed
+  EXPECT_EQ(t.unpushed(), 3u);
+  FeedEntry gone;
+  EXPECT_TRUE(t.RemovePost(8, &gone));
+  EXPECT_EQ(gone.ts, 8);
+  EXPECT_EQ(t.unpushed(), 2u);
+  EXPECT_FALSE(t.RemovePost(8, &gone));
+}
+
+TEST(FeedTimelineTest, EntryIdsRoundTripAndRejectJunk) {
+  int64_t ts, id;
+  EXPECT_EQ(FormatFeedEntryId(1700000000000, 42), "1700000000000-42");
+  ASSERT_TRUE(ParseFeedEntryId("-5-9", &ts, &id));
+  EXPECT_EQ(ts, -5);
+  EXPECT_EQ(id, 9);
+  ASSERT_TRUE(ParseFeedEntryId("5--9", &ts, &id));
+  EXPECT_EQ(id, -9);
+  for (const char* bad : {"", "5", "5-", "-5", "a-1", "1-b", "1-2-3", "01-2", " 1-2"}) {
+    EXPECT_FALSE(ParseFeedEntryId(bad, &ts, &id)) << bad;
+  }
+}
+
+TEST(FeedTimelineTest, SnapshotRoundTripsAndRejectsCorruption) {
+  FeedTimeline t(FeedTimeline::Kind::kOutbox);
+  t.set_mode(FeedTimeline::Mode::kPull);
+  for (int64_t i = 0; i < 50; ++i) t.Insert(FeedEntry{1000 + i, -i, i % 3 == 0 ? FeedTimeline::kPushed : 0}, 800);
+  std::string bytes;
+  t.SerializeTo(&bytes);
+  std::unique_ptr<Object> back;
+  ASSERT_TRUE(DecodeObject(ValueType::kFeed, bytes, &back).ok());
+  const auto& u = static_cast<const FeedTimeline&>(*back);
+  EXPECT_EQ(u.Digest(), t.Digest());
+  EXPECT_EQ(u.unpushed(), t.unpushed());
+  EXPECT_EQ(u.mode(), FeedTimeline::Mode::kPull);
+  for (size_t n = 0; n < bytes.size(); ++n) {
+    std::unique_ptr<FeedTimeline> x;
+    EXPECT_FALSE(FeedTimeline::Decode(bytes.substr(0, n), &x).ok()) << n;
+  }
+  std::unique_ptr<FeedTimeline> x;
+  EXPECT_FALSE(FeedTimeline::Decode(bytes + "z", &x).ok());
+  std::string bad_kind = bytes;
+  bad_kind[0] = 9;
+  EXPECT_FALSE(FeedTimeline::Decode(bad_kind, &x).ok());
+}
+
+}  // namespace
+}  // namespace feedkv
