@@ -3,6 +3,9 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cstdlib>
+#include <new>
+#include <random>
 
 #define XXH_INLINE_ALL
 #include <xxhash.h>
@@ -34,23 +37,34 @@ std::string FormatFeedEntryId(int64_t ts, int64_t id) {
   return std::string(buf, p);
 }
 
+FeedTimeline::~FeedTimeline() {
+  for (FeedEntry* c : chunks_) std::free(c);
+}
+
 size_t FeedTimeline::MemoryUsage() const {
-  return sizeof(FeedTimeline) + 16 + entries_.capacity() * sizeof(FeedEntry);
+  // malloc's 16-byte rounding plus its 8-byte header per block.
+  constexpr size_t kChunkCost = (kChunk * sizeof(FeedEntry) + 8 + 15) / 16 * 16;
+  return sizeof(FeedTimeline) + 16 + chunks_.capacity() * sizeof(FeedEntry*) +
+         chunks_.size() * kChunkCost;
 }
 
 std::unique_ptr<Object> FeedTimeline::Clone() const {
   auto t = std::make_unique<FeedTimeline>(kind_);
   t->mode_ = mode_;
+  for (size_t i = 0; i < size_; ++i) {
+    t->Grow();
+    t->slot(t->size_++) = at(i);
+  }
   t->unpushed_ = unpushed_;
-  t->entries_ = entries_;
   return t;
 }
 
 void FeedTimeline::SerializeTo(std::string* out) const {
   out->push_back(static_cast<char>(kind_));
   out->push_back(static_cast<char>(mode_));
-  PutVarint(out, entries_.size());
-  for (const FeedEntry& e : entries_) {
+  PutVarint(out, size_);
+  for (size_t i = 0; i < size_; ++i) {
+    const FeedEntry& e = at(i);
     PutVarint(out, ZigZag(e.ts));
     PutVarint(out, ZigZag(e.id));
     PutVarint(out, ZigZag(e.aux));
@@ -58,8 +72,9 @@ void FeedTimeline::SerializeTo(std::string* out) const {
 }
 
 uint64_t FeedTimeline::Digest() const {
-  uint64_t h = XXH64(entries_.data(), entries_.size() * sizeof(FeedEntry), 0);
-  return h ^ (static_cast<uint64_t>(kind_) << 1) ^ (static_cast<uint64_t>(mode_) << 3);
+  uint64_t h = (static_cast<uint64_t>(kind_) << 1) ^ (static_cast<uint64_t>(mode_) << 3);
+  for (size_t i = 0; i < size_; ++i) h = XXH64(&at(i), sizeof(FeedEntry), h);
+  return h;
 }
 
 Status FeedTimeline::Decode(std::string_view in, std::unique_ptr<FeedTimeline>* out) {
@@ -72,18 +87,18 @@ Status FeedTimeline::Decode(std::string_view in, std::unique_ptr<FeedTimeline>* 
   in.remove_prefix(2);
   uint64_t n;
   if (!GetVarint(&in, &n) || n > in.size() / 3) return Status::Corruption("feed: bad entry count");
-  t->entries_.reserve(n);
   for (uint64_t i = 0; i < n; ++i) {
     uint64_t ts, id, aux;
     if (!GetVarint(&in, &ts) || !GetVarint(&in, &id) || !GetVarint(&in, &aux)) {
       return Status::Corruption("feed: truncated entry");
     }
     FeedEntry e{UnZigZag(ts), UnZigZag(id), UnZigZag(aux)};
-    if (!t->entries_.empty() && !t->entries_.back().Before(e.ts, e.id)) {
+    if (t->size_ > 0 && !t->at(t->size_ - 1).Before(e.ts, e.id)) {
       return Status::Corruption("feed: entries out of order");
     }
     if (t->kind_ == Kind::kOutbox && !(e.aux & kPushed)) ++t->unpushed_;
-    t->entries_.push_back(e);
+    t->Grow();
+    t->slot(t->size_++) = e;
   }
   if (!in.empty()) return Status::Corruption("feed: trailing bytes");
   *out = std::move(t);
@@ -91,50 +106,93 @@ Status FeedTimeline::Decode(std::string_view in, std::unique_ptr<FeedTimeline>* 
 }
 
 size_t FeedTimeline::LowerBound(int64_t ts, int64_t id) const {
-  auto it = std::lower_bound(entries_.begin(), entries_.end(), 0,
-                             [&](const FeedEntry& e, int) { return e.Before(ts, id); });
-  return static_cast<size_t>(it - entries_.begin());
+  size_t lo = 0, hi = size_;
+  while (lo < hi) {
+    const size_t mid = (lo + hi) / 2;
+    if (at(mid).Before(ts, id)) {
+      lo = mid + 1;
+    } else {
+      hi = mid;
+    }
+  }
+  return lo;
+}
+
+void FeedTimeline::Grow() {
+  if (head_ + size_ < chunks_.size() * kChunk) return;
+  if (chunks_.empty()) {
+    // The first entry goes at a random place in the first chunk, so timelines fed
+    // the same posts in lockstep (the inboxes of one author's followers) need their
+    // next chunk on different publishes: a fan-out allocates ~followers/kChunk
+    // chunks each time instead of all of them every kChunk-th time.
+    thread_local std::mt19937 rng{std::random_device{}()};
+    head_ = rng() % kChunk;
+  }
+  auto* c = static_cast<FeedEntry*>(std::malloc(kChunk * sizeof(FeedEntry)));
+  if (c == nullptr) throw std::bad_alloc();
+  chunks_.push_back(c);
+}
+
+void FeedTimeline::ShrinkTail() {
+  if (size_ == 0) {
+    for (FeedEntry* c : chunks_) std::free(c);
+    chunks_.clear();
+    head_ = 0;
+    return;
+  }
+  while ((chunks_.size() - 1) * kChunk >= head_ + size_) {
+    std::free(chunks_.back());
+    chunks_.pop_back();
+  }
 }
 
 bool FeedTimeline::Insert(const FeedEntry& e, size_t cap) {
-  size_t i = entries_.size();
-  if (i > 0 && !entries_.back().Before(e.ts, e.id)) {
+  size_t i = size_;
+  if (size_ > 0 && !at(size_ - 1).Before(e.ts, e.id)) {
     i = LowerBound(e.ts, e.id);  // not the newest: rare (clock skew, backfill)
-    if (i < entries_.size() && entries_[i].ts == e.ts && entries_[i].id == e.id) return false;
+    if (i < size_ && at(i).ts == e.ts && at(i).id == e.id) return false;
+    if (i == 0 && size_ >= cap) return false;  // older than everything a full timeline keeps
   }
-  if (entries_.size() == entries_.capacity()) {
-    // Grow by doubling, but never past what the cap lets the timeline hold.
-    entries_.reserve(std::min(std::max<size_t>(8, entries_.size() * 2), cap + cap / 8 + 1));
-  }
-  entries_.insert(entries_.begin() + static_cast<std::ptrdiff_t>(i), e);
+  Grow();
+  for (size_t k = size_; k > i; --k) slot(k) = slot(k - 1);
+  slot(i) = e;
+  ++size_;
   if (kind_ == Kind::kOutbox && !(e.aux & kPushed)) ++unpushed_;
-  if (entries_.size() > cap + cap / 8) Trim(cap);
+  Trim(cap);
   return true;
 }
 
-void FeedTimeline::Reserve(size_t n) { entries_.reserve(n); }
-
 void FeedTimeline::Trim(size_t cap) {
-  if (entries_.size() <= cap) return;
-  const size_t drop = entries_.size() - cap;
+  if (size_ <= cap) return;
+  const size_t drop = size_ - cap;
   if (kind_ == Kind::kOutbox) {
-    for (size_t i = 0; i < drop; ++i) unpushed_ -= (entries_[i].aux & kPushed) ? 0 : 1;
+    for (size_t k = 0; k < drop; ++k) unpushed_ -= (at(k).aux & kPushed) ? 0 : 1;
   }
-  entries_.erase(entries_.begin(), entries_.begin() + static_cast<std::ptrdiff_t>(drop));
+  head_ += drop;
+  size_ -= drop;
+  // Chunks whose entries all aged out go (at most a few pointers move).
+  const size_t gone = head_ / kChunk;
+  if (gone > 0) {
+    for (size_t k = 0; k < gone; ++k) std::free(chunks_[k]);
+    chunks_.erase(chunks_.begin(), chunks_.begin() + static_cast<std::ptrdiff_t>(gone));
+    head_ -= gone * kChunk;
+  }
 }
 
 bool FeedTimeline::Remove(int64_t ts, int64_t id) {
   const size_t i = LowerBound(ts, id);
-  if (i >= entries_.size() || entries_[i].ts != ts || entries_[i].id != id) return false;
-  if (kind_ == Kind::kOutbox && !(entries_[i].aux & kPushed)) --unpushed_;
-  entries_.erase(entries_.begin() + static_cast<std::ptrdiff_t>(i));
+  if (i >= size_ || at(i).ts != ts || at(i).id != id) return false;
+  if (kind_ == Kind::kOutbox && !(at(i).aux & kPushed)) --unpushed_;
+  for (size_t k = i; k + 1 < size_; ++k) slot(k) = slot(k + 1);
+  --size_;
+  ShrinkTail();
   return true;
 }
 
 bool FeedTimeline::RemovePost(int64_t id, FeedEntry* removed) {
-  for (size_t i = entries_.size(); i-- > 0;) {
-    if (entries_[i].id == id) {
-      *removed = entries_[i];
+  for (size_t i = size_; i-- > 0;) {
+    if (at(i).id == id) {
+      *removed = at(i);
       return Remove(removed->ts, removed->id);
     }
   }

@@ -2,14 +2,18 @@
 // (posts delivered by the authors they follow). Entries are fixed-size and
 // int64-exact: (ts_ms, post_id, aux), where aux is the author for an inbox and
 // flags for an outbox (kPushed: the post was fanned out to inboxes). They are
-// kept in one array in ascending (ts, id) order, so a publish appends at the end;
-// the oldest are trimmed once the array passes its cap by an eighth, so a full
-// timeline's trim costs one memmove per cap/8 inserts, not one per insert.
-// Readers see only the newest `cap` entries.
+// kept oldest first in fixed chunks of kChunk entries (as Redis's quicklist keeps
+// list nodes): a publish writes at the end and, once the timeline holds its cap,
+// the oldest entry goes by moving a head offset; a chunk is allocated every
+// kChunk publishes (at a random phase per timeline, so inboxes fed in lockstep do
+// not all allocate on the same publish) and freed when its entries have all aged out. Nothing is ever
+// copied on the publish path, so a fan-out to thousands of inboxes that grow and
+// trim in lockstep costs the same every time (a contiguous array that doubled and
+// trimmed by memmove made every 64th such publish take 20-100 ms).
 //
 // An entry id is written "<ts>-<id>" (the stream-id shape), which makes page
-// cursors exact and tie-free. 24 bytes per entry, against ~100 for a member of
-// a Redis sorted set inbox. TYPE answers "feed"; OBJECT ENCODING "timeline".
+// cursors exact and tie-free. 24 bytes per entry, against ~110 for a member of
+// a Redis sorted-set inbox. TYPE answers "feed"; OBJECT ENCODING "timeline".
 // Not thread-safe: owned by the command thread.
 #pragma once
 
@@ -45,7 +49,12 @@ class FeedTimeline final : public Object {
   // An author's push/pull choice (FEED.MODE); kAuto follows feed-push-max-followers.
   enum class Mode : uint8_t { kAuto = 0, kPush = 1, kPull = 2 };
 
+  static constexpr size_t kChunk = 64;  // 1,536 bytes
+
   explicit FeedTimeline(Kind kind) : kind_(kind) {}
+  ~FeedTimeline() override;
+  FeedTimeline(const FeedTimeline&) = delete;
+  FeedTimeline& operator=(const FeedTimeline&) = delete;
 
   // Object.
   ValueType type() const override { return ValueType::kFeed; }
@@ -62,19 +71,23 @@ class FeedTimeline final : public Object {
   Mode mode() const { return mode_; }
   void set_mode(Mode m) { mode_ = m; }
 
-  // The newest min(size, cap) entries, oldest first. Views valid until a change.
-  const FeedEntry* data() const { return entries_.data(); }
-  size_t size() const { return entries_.size(); }
-  bool empty() const { return entries_.empty(); }
+  // Entry i, oldest first. REQUIRES: i < size().
+  const FeedEntry& at(size_t i) const {
+    const size_t p = head_ + i;
+    return chunks_[p / kChunk][p % kChunk];
+  }
+  size_t size() const { return size_; }
+  bool empty() const { return size_ == 0; }
 
-  // Inserts in order; false (nothing changed) when (ts, id) is already there. Trims
-  // the oldest entries once the timeline holds cap + cap/8 + 1 of them.
+  // Inserts in order; false (nothing changed) when (ts, id) is already there. Then
+  // drops the oldest entries past `cap`.
   bool Insert(const FeedEntry& e, size_t cap);
-  // Removes the entry (ts, id) / the first entry with this post id; false if absent.
+  // Removes the entry (ts, id) / the newest entry with this post id; false if absent.
   bool Remove(int64_t ts, int64_t id);
   bool RemovePost(int64_t id, FeedEntry* removed);
-  // Room for n entries (a timeline built at once: FEED.ACTIVATE).
-  void Reserve(size_t n);
+  // Allocates room for the next entry now (FEED.ACTIVATE: an inbox's first chunk is
+  // paid for when it is created, not by the first publish that reaches it).
+  void ReserveNext() { Grow(); }
   // Drops all but the newest `cap` entries.
   void Trim(size_t cap);
   // Index of the first entry not before (ts, id): entries [0, i) are older.
@@ -83,10 +96,21 @@ class FeedTimeline final : public Object {
   size_t unpushed() const { return unpushed_; }
 
  private:
+  FeedEntry& slot(size_t i) {
+    const size_t p = head_ + i;
+    return chunks_[p / kChunk][p % kChunk];
+  }
+  // Makes room for one more entry at the end.
+  void Grow();
+  // Frees the last chunk when no entry uses it.
+  void ShrinkTail();
+
   Kind kind_;
   Mode mode_ = Mode::kAuto;
   size_t unpushed_ = 0;
-  std::vector<FeedEntry> entries_;
+  std::vector<FeedEntry*> chunks_;  // each kChunk entries
+  size_t head_ = 0;                 // offset of the oldest entry in chunks_[0]
+  size_t size_ = 0;
 };
 
 }  // namespace feedkv

@@ -108,7 +108,7 @@ void FeedFollow(CommandContext& ctx) {
     size_t left = static_cast<size_t>(cfg.feed_follow_backfill);
     bool changed = false;
     for (size_t i = outbox->size(); i-- > 0 && left > 0;) {
-      const FeedEntry& p = outbox->data()[i];
+      const FeedEntry& p = outbox->at(i);
       if (!(p.aux & FeedTimeline::kPushed)) continue;  // pulled at read time
       changed |= inbox->Insert(FeedEntry{p.ts, p.id, target}, static_cast<size_t>(cfg.feed_inbox_max_len));
       --left;
@@ -163,6 +163,9 @@ void FeedPublish(CommandContext& ctx) {
       followers->longset().ForEach([&](int64_t f) {
         const std::string key = FeedKey(f, "inbox");
         Entry* ie = ctx.db().Find(key);
+        // An inbox past its idle expiry goes now, its DEL logged before this command,
+        // so a replica applies both in the same order.
+        if (ie != nullptr && ie->has_expire) ie = ctx.db().Lookup(key, ctx.now_ms());
         if (ie == nullptr || ie->type != ValueType::kFeed) return;
         auto* inbox = static_cast<FeedTimeline*>(Database::GetObject(ie));
         if (inbox->kind() != FeedTimeline::Kind::kInbox) return;
@@ -251,10 +254,10 @@ void FeedActivate(CommandContext& ctx) {
   uint64_t skipped = 0;
   const std::vector<MergedEntry> merged = MergeFeed(sources, req, nullptr, &skipped);
   auto inbox = std::make_unique<FeedTimeline>(FeedTimeline::Kind::kInbox);
-  inbox->Reserve(merged.size());
   for (size_t i = merged.size(); i-- > 0;) {
     inbox->Insert(FeedEntry{merged[i].ts, merged[i].id, merged[i].author}, req.limit);
   }
+  inbox->ReserveNext();
   const std::string key = FeedKey(uid, "inbox");
   ctx.db().SetObject(key, std::move(inbox), kNoExpire, false);
   ctx.Touched(ctx.client.db, key);

@@ -64,7 +64,7 @@ struct Cursor {
     return pushed == (src->pushed == 1);
   }
   MergedEntry At(size_t i) const {
-    const FeedEntry& e = src->timeline->data()[i];
+    const FeedEntry& e = src->timeline->at(i);
     return MergedEntry{e.ts, e.id, src->author >= 0 ? src->author : e.aux};
   }
 };
@@ -90,7 +90,7 @@ std::vector<MergedEntry> MergeFeed(const std::vector<FeedSource>& sources, const
     if (req.has_cursor) {
       size_t at = t->LowerBound(req.ts, req.id);  // first entry not older than the cursor
       if (req.after) {
-        if (at < t->size() && t->data()[at].ts == req.ts && t->data()[at].id == req.id) ++at;
+        if (at < t->size() && t->at(at).ts == req.ts && t->at(at).id == req.id) ++at;
         c.lo = std::max(c.lo, at);
       } else {
         c.hi = std::min(c.hi, at);
@@ -106,7 +106,7 @@ std::vector<MergedEntry> MergeFeed(const std::vector<FeedSource>& sources, const
   auto next = [&](Cursor& c, MergedEntry* out) {
     while (up ? c.pos < c.hi : c.pos > c.lo) {
       const size_t i = up ? c.pos++ : --c.pos;
-      if (c.Accepts(c.src->timeline->data()[i])) {
+      if (c.Accepts(c.src->timeline->at(i))) {
         *out = c.At(i);
         return true;
       }

@@ -26,27 +26,39 @@ TEST(FeedTimelineTest, InsertsKeepOrderAndRefuseRepeats) {
   ASSERT_EQ(t.size(), model.size());
   size_t i = 0;
   for (const auto& [ts, id] : model) {
-    EXPECT_EQ(t.data()[i].ts, ts);
-    EXPECT_EQ(t.data()[i].id, id);
+    EXPECT_EQ(t.at(i).ts, ts);
+    EXPECT_EQ(t.at(i).id, id);
     ++i;
   }
-  EXPECT_EQ(t.LowerBound(t.data()[10].ts, t.data()[10].id), 10u);
+  EXPECT_EQ(t.LowerBound(t.at(10).ts, t.at(10).id), 10u);
 }
 
-TEST(FeedTimelineTest, TrimsTheOldestOnceAnEighthPastTheCap) {
+TEST(FeedTimelineTest, KeepsTheNewestCapEntriesAndFreesAgedOutChunks) {
   FeedTimeline t(FeedTimeline::Kind::kInbox);
-  for (int64_t i = 0; i < 900; ++i) t.Insert(FeedEntry{i, 0, 1}, 800);
-  EXPECT_EQ(t.size(), 900u);  // cap + cap/8: not yet
-  t.Insert(FeedEntry{900, 0, 1}, 800);
-  ASSERT_EQ(t.size(), 800u);  // one trim back to the cap
-  EXPECT_EQ(t.data()[0].ts, 101);
-  EXPECT_EQ(t.data()[799].ts, 900);
+  for (int64_t i = 0; i < 800; ++i) t.Insert(FeedEntry{i, 0, 1}, 800);
+  const size_t full = t.MemoryUsage();
+  for (int64_t i = 800; i < 5000; ++i) {
+    ASSERT_TRUE(t.Insert(FeedEntry{i, 0, 1}, 800));
+    ASSERT_EQ(t.size(), 800u);
+    ASSERT_LE(t.MemoryUsage(), full + 2 * FeedTimeline::kChunk * sizeof(FeedEntry) + 64);
+  }
+  EXPECT_EQ(t.at(0).ts, 4200);
+  EXPECT_EQ(t.at(799).ts, 4999);
+  EXPECT_FALSE(t.Insert(FeedEntry{5, 0, 1}, 800));  // older than all a full timeline keeps
+  EXPECT_TRUE(t.Insert(FeedEntry{4500, 1, 1}, 800));  // in the middle: the oldest goes
+  EXPECT_EQ(t.at(0).ts, 4201);
+  EXPECT_EQ(t.LowerBound(4500, 1), 300u);
+  EXPECT_TRUE(t.Remove(4500, 1));
+  EXPECT_EQ(t.size(), 799u);
+  // Removing down to nothing frees every chunk.
+  while (!t.empty()) ASSERT_TRUE(t.Remove(t.at(t.size() - 1).ts, t.at(t.size() - 1).id));
+  EXPECT_LT(t.MemoryUsage(), 400u);
 }
 
 TEST(FeedTimelineTest, OutboxCountsEntriesThatWereNotPushed) {
   FeedTimeline t(FeedTimeline::Kind::kOutbox);
   for (int64_t i = 0; i < 10; ++i) t.Insert(FeedEntry{i, i, i % 2 ? FeedTimeline::kPushed : 0}, 16);
-  EXPECT_EQ(t.size(), 10u);  // under cap + cap/8 + 1: not trimmed yet
+  EXPECT_EQ(t.size(), 10u);
   EXPECT_EQ(t.unpushed(), 5u);
   t.Trim(6);  // drops 0..3: two unpushed
   EXPECT_EQ(t.unpushed(), 3u);
