@@ -192,6 +192,10 @@ inline constexpr char kTimeoutOutOfRange[] = "ERR timeout is out of range";
 inline constexpr char kZrangeLexScores[] =
     "ERR syntax error, WITHSCORES not supported in combination with BYLEX";
 
+// CLIENT UNBLOCK: the reason argument, and what the unblocked client gets with ERROR.
+inline constexpr char kUnblockReason[] = "ERR CLIENT UNBLOCK reason should be TIMEOUT or ERROR";
+inline constexpr char kUnblocked[] = "UNBLOCKED client unblocked via CLIENT UNBLOCK";
+
 // Feeds (FEED.*): a bad entry id reuses XADD's text, as the ids share the stream-id shape.
 inline constexpr char kFeedBadEntryId[] = "ERR Invalid stream ID specified as stream command argument";
 inline constexpr char kFeedSelfFollow[] = "ERR a user cannot follow itself";

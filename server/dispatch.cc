@@ -372,7 +372,8 @@ bool Server::Call(Client& c, const CommandSpec& called, std::span<const std::str
     if (const CommandSpec* sub = called.FindSubcommand(args[1])) real = sub;
   }
   const CommandSpec& spec = *real;
-  c.last_command = &spec;
+  // CLIENT LIST cmd=: the command the client sent (EXEC, not what EXEC ran), as Redis.
+  if (call_depth_ == 0) c.last_command = &spec;
   CommandStats& st = command_stats_[spec.id];
   if ((spec.flags & kWrite) && !write_error_.empty() && !from_log) {
     protocol::ReplyWriter w(&c.out, c.resp);

@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <chrono>
 
+#include "protocol/error_text.h"
+#include "protocol/reply_writer.h"
 #include "server/server.h"
 
 namespace feedkv::server {
@@ -97,7 +99,12 @@ void WaitingClients::End(uint64_t id, WaitEnd end) {
   parked_.erase(it);
   Client& client = *p.client;
   client.blocked = false;
-  p.done(client, end);
+  if (end == WaitEnd::kUnblockError) {
+    protocol::ReplyWriter(&client.out, client.resp).Error(protocol::err::kUnblocked);
+    server_.CountError(protocol::err::kUnblocked);
+  } else {
+    p.done(client, end);
+  }
   // `done` may have parked the client again (a waiter that lost its race).
   if (!client.blocked) server_.ResumeClient(id, /*command_ended=*/true);
 }
@@ -212,7 +219,13 @@ void WaitingClients::KeyReady(int db, const std::string& key) {
 }
 
 bool WaitingClients::Unblock(uint64_t client_id, WaitEnd how) {
-  if (parked_.count(client_id) == 0) return false;
+  auto it = parked_.find(client_id);
+  // Only what Redis calls blocked: a wait on keys or replicas. A paused client or
+  // one waiting for a cold read is not (its command has not run yet).
+  if (it == parked_.end() || (it->second.cond.what != WaitFor::kKeyReady &&
+                              it->second.cond.what != WaitFor::kReplicaAcks)) {
+    return false;
+  }
   End(client_id, how);
   return true;
 }

@@ -393,6 +393,21 @@ void ClientCmd(CommandContext& ctx) {
     } else {
       r.Integer(static_cast<int64_t>(victims.size()));
     }
+  } else if (EqualsIgnoreCase(sub, "UNBLOCK") && (ctx.argc() == 3 || ctx.argc() == 4)) {
+    // CLIENT UNBLOCK id [TIMEOUT|ERROR]: ends another client's blocking command
+    // (BZPOPMIN, WAIT...) as if it timed out, or with -UNBLOCKED. The reason is
+    // checked before the id, as Redis.
+    WaitEnd how = WaitEnd::kTimeout;
+    if (ctx.argc() == 4) {
+      if (EqualsIgnoreCase(ctx.arg(3), "ERROR")) {
+        how = WaitEnd::kUnblockError;
+      } else if (!EqualsIgnoreCase(ctx.arg(3), "TIMEOUT")) {
+        return ctx.Error(protocol::err::kUnblockReason);
+      }
+    }
+    int64_t id;
+    if (!ctx.IntArg(2, &id)) return;
+    r.Integer(id > 0 && ctx.server.waiting().Unblock(static_cast<uint64_t>(id), how) ? 1 : 0);
   } else if (EqualsIgnoreCase(sub, "PAUSE") && (ctx.argc() == 3 || ctx.argc() == 4)) {
     // CLIENT PAUSE timeout [WRITE|ALL]: commands of every client (ALL, the
     // default) or those that may write (WRITE) wait until the pause ends.
@@ -450,6 +465,7 @@ const SubcommandSpec kClientSubs[] = {
     {"kill", -3, kAdmin | kCli, "Terminates open connections."},
     {"no-evict", 3, kAdmin | kCli, "Sets the client eviction mode of the connection."},
     {"pause", -3, kAdmin | kCli, "Suspends commands processing."},
+    {"unblock", -3, kAdmin | kCli, "Unblocks a client blocked by a blocking command from a different connection."},
     {"unpause", 2, kAdmin | kCli, "Resumes processing commands from paused clients."},
     {"no-touch", 3, kCli, "Controls whether commands sent by the client affect the LRU/LFU of accessed keys."},
     {"reply", 3, kCli, "Instructs the server whether to reply to commands."},

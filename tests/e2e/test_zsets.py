@@ -332,6 +332,14 @@ def wait_blocked(srv, n, timeout=5.0):
     raise AssertionError(f"{n} clients never blocked")
 
 
+def client_id(srv):
+    """The CLIENT ID of the newest client whose last command is BZPOPMIN (blocked)."""
+    ids = [int(line.split("id=")[1].split()[0])
+           for line in srv.client().execute_command("CLIENT", "LIST").splitlines()
+           if "cmd=bzpopmin" in line]
+    return max(ids)
+
+
 def blocking_script(srv):
     """Waiters served in arrival order by one ZADD, a timeout, a wake-up by a key of
     another type (Redis 7.0 keeps the client blocked), BZMPOP with a count, and a
@@ -356,6 +364,19 @@ def blocking_script(srv):
     out.append(w3.read_reply())
     out.append(c.cmd("EXISTS", "t"))
     out.append([c.cmd("MULTI"), c.cmd("BZPOPMIN", "none", "0"), c.cmd("EXEC")])
+    # CLIENT UNBLOCK: as a timeout, or with -UNBLOCKED; a client not blocked: 0.
+    w1.send_command("BZPOPMIN", "u", "0")
+    wait_blocked(srv, 1)
+    w1_id = client_id(srv)
+    out.append(c.cmd("CLIENT", "UNBLOCK", str(w1_id)))
+    out.append(w1.read_reply())
+    w1.send_command("BZPOPMIN", "u", "0")
+    wait_blocked(srv, 1)
+    out.append(c.cmd("CLIENT", "UNBLOCK", str(w1_id), "ERROR"))
+    out.append(w1.read_reply())
+    out.append(c.cmd("CLIENT", "UNBLOCK", str(w1_id)))
+    out.append(c.cmd("CLIENT", "UNBLOCK", str(w1_id), "MAYBE"))
+    out.append(c.cmd("CLIENT", "UNBLOCK", "abc"))
     out.append(c.cmd("BZPOPMIN", "s", "0"))
     out.append(c.cmd("BZPOPMIN", "q", "-1"))
     out.append(c.cmd("BZPOPMIN", "q", "abc"))
