@@ -303,7 +303,7 @@ void Config::AddCompatSettings() {
       for (char ch : kClasses) every = every && seen.find(ch) != std::string::npos;
     }
     if (every) {
-      out = "A";
+      out.push_back('A');  // (not out = "A": GCC 12 -Wrestrict false positive under ASan)
     } else {
       for (char ch : kClasses) {
         if (seen.find(ch) != std::string::npos) out.push_back(ch);
