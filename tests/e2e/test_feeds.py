@@ -11,6 +11,7 @@ timelines and DEBUG DIGEST are the same. FEED.* is feedkv's own: these tests ski
 against Redis.
 """
 
+import bisect
 import os
 import random
 from collections import defaultdict
@@ -34,18 +35,29 @@ def _no_leftover_servers():
 
 
 class Model:
-    """What a timeline should hold, computed the slow way."""
+    """What a timeline should hold: the newest posts of the followed authors and the
+    user's own, by (ts, post id), from per-author sorted lists (no server code)."""
 
     def __init__(self):
         self.following = defaultdict(set)
         self.posts = defaultdict(dict)  # author -> {post id: ts}
+        self.order = defaultdict(list)  # author -> sorted [(ts, post id)]
+
+    def publish(self, author, pid, ts):
+        self.posts[author][pid] = ts
+        bisect.insort(self.order[author], (ts, pid))
+
+    def delete(self, author, pid):
+        ts = self.posts[author].pop(pid, None)
+        if ts is not None:
+            self.order[author].remove((ts, pid))
 
     def timeline(self, uid, before=None, count=20):
         out = []
         for a in self.following[uid] | {uid}:
-            for pid, ts in self.posts[a].items():
-                if before is None or (ts, pid) < before:
-                    out.append((ts, pid, a))
+            order = self.order[a]
+            end = len(order) if before is None else bisect.bisect_left(order, before)
+            out += [(ts, pid, a) for ts, pid in order[max(0, end - count):end]]
         out.sort(reverse=True)
         return out[:count]
 
@@ -97,7 +109,7 @@ def run_model(c, seed, users, ops, check_every=1):
             if rng.random() < 0.6:
                 ts += rng.choice([0, 0, 1, 5])  # many posts share a ts
             c.execute_command("FEED.PUBLISH", author, next_post, ts)
-            model.posts[author][next_post] = ts
+            model.publish(author, next_post, ts)
             all_posts.append((author, next_post))
             next_post += 1
         elif p < 0.45:
@@ -115,7 +127,7 @@ def run_model(c, seed, users, ops, check_every=1):
             author, pid = rng.choice(all_posts)
             had = pid in model.posts[author]
             assert c.execute_command("FEED.DELETE", author, pid) == (1 if had else 0)
-            model.posts[author].pop(pid, None)
+            model.delete(author, pid)
         elif p < 0.58:
             c.execute_command("FEED.MODE", zipf_choice(rng, users), rng.choice(["PUSH", "PULL", "AUTO"]))
         elif p < 0.66:
