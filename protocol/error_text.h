@@ -200,6 +200,11 @@ inline constexpr char kUnblocked[] = "UNBLOCKED client unblocked via CLIENT UNBL
 inline constexpr char kFeedBadEntryId[] = "ERR Invalid stream ID specified as stream command argument";
 inline constexpr char kFeedSelfFollow[] = "ERR a user cannot follow itself";
 
+// Hashes (HINCRBY, HINCRBYFLOAT).
+inline constexpr char kHashValueNotInteger[] = "ERR hash value is not an integer";
+inline constexpr char kHashValueNotFloat[] = "ERR hash value is not a float";
+inline constexpr char kValueNaNOrInfinity[] = "ERR value is NaN or Infinity";
+
 // CONFIG SET / config file reasons, the text after
 // "CONFIG SET failed (possibly related to argument '<name>') - ".
 inline constexpr char kConfigImmutable[] = "can't set immutable config";

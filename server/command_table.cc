@@ -60,7 +60,7 @@ CommandTable::CommandTable() {
       ExpireCommands(),
       StringCommands(),     TransactionCommands(), SetCommands(),      LongSetCommands(),
       ZsetCommands(),       ZsetRangeCommands(),  ZsetPopCommands(),  ZsetAlgebraCommands(),
-      FeedCommands(),       FeedReadCommands(),
+      FeedCommands(),       FeedReadCommands(),   HashCommands(),
       CounterCommands(),    PersistenceCommands(), ClusterCommands(),
       ReplicationCommands(),
   };

@@ -224,6 +224,7 @@ std::span<const CommandSpec> ZsetPopCommands();
 std::span<const CommandSpec> ZsetAlgebraCommands();
 std::span<const CommandSpec> FeedCommands();
 std::span<const CommandSpec> FeedReadCommands();
+std::span<const CommandSpec> HashCommands();
 std::span<const CommandSpec> CounterCommands();
 std::span<const CommandSpec> PersistenceCommands();
 std::span<const CommandSpec> ClusterCommands();

@@ -462,11 +462,15 @@ Config::Config() {
   Int("feed-delete-ttl", &ServerConfig::feed_delete_ttl, 0, 100ll * 365 * 86400, true);
   Int("zset-max-listpack-entries", &ServerConfig::zset_max_listpack_entries, 0, INT64_MAX, true);
   Memory("zset-max-listpack-value", &ServerConfig::zset_max_listpack_value, true);
+  Int("hash-max-listpack-entries", &ServerConfig::hash_max_listpack_entries, 0, INT64_MAX, true);
+  Memory("hash-max-listpack-value", &ServerConfig::hash_max_listpack_value, true);
   // Where the server writes files: CONFIG SET may change these only when
   // enable-protected-configs allows it (Redis 7's PROTECTED_CONFIG list).
   for (const char* name : {"dir", "dbfilename"}) entries_.at(name).protected_config = true;
   AddAlias("zset-max-ziplist-entries", "zset-max-listpack-entries");
   AddAlias("zset-max-ziplist-value", "zset-max-listpack-value");
+  AddAlias("hash-max-ziplist-entries", "hash-max-listpack-entries");
+  AddAlias("hash-max-ziplist-value", "hash-max-listpack-value");
   AddAlias("slaveof", "replicaof");
   AddAlias("slave-read-only", "replica-read-only");
   AddAlias("repl-ping-slave-period", "repl-ping-replica-period");

@@ -152,6 +152,9 @@ struct ServerConfig {
   // Sorted sets: the listpack encoding's limits (storage/sorted_set.h)
   int64_t zset_max_listpack_entries = 128;
   int64_t zset_max_listpack_value = 64;
+  // Hashes: the listpack encoding's limits (storage/hash_value.h)
+  int64_t hash_max_listpack_entries = 512;
+  int64_t hash_max_listpack_value = 64;
   // Redis 7.0 settings accepted with Redis's validation that change nothing
   // in feedkv (server/config_compat.cc; docs/configuration.md lists them):
   // name -> the value CONFIG GET shows.

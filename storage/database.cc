@@ -17,6 +17,7 @@ std::string_view ValueTypeName(ValueType t) {
     case ValueType::kSet: return "set";
     case ValueType::kZset: return "zset";
     case ValueType::kFeed: return "feed";
+    case ValueType::kHash: return "hash";
   }
   return "none";
 }

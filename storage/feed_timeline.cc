@@ -162,6 +162,51 @@ bool FeedTimeline::Insert(const FeedEntry& e, size_t cap) {
   return true;
 }
 
+bool FeedTimeline::Merge(const std::vector<FeedEntry>& oldest_first, size_t cap) {
+  if (oldest_first.size() <= 4) {
+    bool changed = false;
+    for (auto it = oldest_first.rbegin(); it != oldest_first.rend(); ++it) changed |= Insert(*it, cap);
+    return changed;
+  }
+  std::vector<FeedEntry> merged;
+  merged.reserve(size_ + oldest_first.size());
+  size_t i = 0, j = 0, added = 0;
+  while (i < size_ || j < oldest_first.size()) {
+    if (j == oldest_first.size() || (i < size_ && !oldest_first[j].Before(at(i).ts, at(i).id))) {
+      const FeedEntry& mine = at(i++);
+      // Skip batch entries equal to an entry already here (the existing one stays).
+      while (j < oldest_first.size() && oldest_first[j].ts == mine.ts && oldest_first[j].id == mine.id) ++j;
+      merged.push_back(mine);
+    } else {
+      const FeedEntry& e = oldest_first[j++];
+      if (merged.empty() || merged.back().Before(e.ts, e.id)) {  // drop batch duplicates
+        merged.push_back(e);
+        ++added;
+      }
+    }
+  }
+  const size_t keep_from = merged.size() > cap ? merged.size() - cap : 0;
+  // Nothing new survives the cap: the timeline is unchanged (as Insert would leave it).
+  bool changed = false;
+  for (size_t k = keep_from; k < merged.size() && !changed; ++k) {
+    changed = k - keep_from >= size_ || merged[k].ts != at(k - keep_from).ts ||
+              merged[k].id != at(k - keep_from).id;
+  }
+  changed |= merged.size() - keep_from != size_;
+  if (!changed || added == 0) return false;
+  for (FeedEntry* c : chunks_) std::free(c);
+  chunks_.clear();
+  head_ = 0;
+  size_ = 0;
+  unpushed_ = 0;
+  for (size_t k = keep_from; k < merged.size(); ++k) {
+    Grow();
+    slot(size_++) = merged[k];
+    if (kind_ == Kind::kOutbox && !(merged[k].aux & kPushed)) ++unpushed_;
+  }
+  return true;
+}
+
 void FeedTimeline::Trim(size_t cap) {
   if (size_ <= cap) return;
   const size_t drop = size_ - cap;

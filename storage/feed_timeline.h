@@ -82,6 +82,9 @@ class FeedTimeline final : public Object {
   // Inserts in order; false (nothing changed) when (ts, id) is already there. Then
   // drops the oldest entries past `cap`.
   bool Insert(const FeedEntry& e, size_t cap);
+  // Inserts a batch, oldest first, as Insert would one by one, in one merging pass
+  // (a follow's backfill can be as long as the inbox). False when nothing changed.
+  bool Merge(const std::vector<FeedEntry>& oldest_first, size_t cap);
   // Removes the entry (ts, id) / the newest entry with this post id; false if absent.
   bool Remove(int64_t ts, int64_t id);
   bool RemovePost(int64_t id, FeedEntry* removed);

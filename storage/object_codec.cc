@@ -1,6 +1,7 @@
 #include "storage/object_codec.h"
 
 #include "storage/feed_timeline.h"
+#include "storage/hash_value.h"
 #include "storage/set_value.h"
 #include "storage/sorted_set.h"
 
@@ -23,6 +24,13 @@ Status DecodeObject(ValueType type, std::string_view bytes, std::unique_ptr<Obje
       Status st = FeedTimeline::Decode(bytes, &feed);
       if (!st.ok()) return st;
       *out = std::move(feed);
+      return Status::OK();
+    }
+    case ValueType::kHash: {
+      std::unique_ptr<HashValue> hash;
+      Status st = HashValue::Decode(bytes, &hash);
+      if (!st.ok()) return st;
+      *out = std::move(hash);
       return Status::OK();
     }
     case ValueType::kZset: {

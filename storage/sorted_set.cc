@@ -1,4 +1,4 @@
-// SortedSetValue and ZMemberIndex. See sorted_set.h for the encodings.
+// SortedSetValue. See sorted_set.h for the encodings.
 #include "storage/sorted_set.h"
 
 #include <malloc.h>
@@ -22,34 +22,12 @@ namespace feedkv {
 
 namespace {
 
-constexpr uint64_t kAddrMask = (uint64_t{1} << 48) - 1;
-constexpr uint32_t kMinSlots = 8;
-
-size_t ChunkBytes(size_t n) { return std::max<size_t>(32, (n + 8 + 15) & ~size_t{15}); }
-
-char* Ptr(uint64_t slot) { return reinterpret_cast<char*>(slot & kAddrMask); }
-
-uint64_t* AllocSlots(uint64_t n) {
-  auto* p = static_cast<uint64_t*>(std::calloc(n, sizeof(uint64_t)));
-  if (p == nullptr) throw std::bad_alloc();
-  return p;
-}
+using block_index::ChunkBytes;
 
 char* NewItem(std::string_view member, double score) {
-  const size_t n = zset_item::HeaderSize(member.size()) + member.size();
-  auto* p = static_cast<char*>(std::malloc(n));
-  if (p == nullptr) throw std::bad_alloc();
-  // The index keeps a tag in the top 16 bits of the address (as StringSet).
-  if ((reinterpret_cast<uintptr_t>(p) & ~kAddrMask) != 0) std::abort();
+  char* p = block_index::AllocBlock(zset_item::HeaderSize(member.size()) + member.size());
   zset_item::Write(p, score, member);
   return p;
-}
-
-size_t ItemCost(const char* p) { return malloc_usable_size(const_cast<char*>(p)) + 8; }
-
-uint64_t NewSeed() {
-  thread_local std::mt19937_64 rng{std::random_device{}()};
-  return rng();
 }
 
 bool Before(double s1, std::string_view m1, double s2, std::string_view m2) {
@@ -60,113 +38,6 @@ constexpr char kTagListpack = 0;
 constexpr char kTagSkiplist = 1;
 
 }  // namespace
-
-// ------------------------------------------------------------------------------------
-// ZMemberIndex
-
-ZMemberIndex::ZMemberIndex() : slots_(AllocSlots(kMinSlots)), mask_(kMinSlots - 1), seed_(NewSeed()) {}
-
-ZMemberIndex::~ZMemberIndex() {
-  FreeAll();
-  std::free(slots_);
-}
-
-ZMemberIndex::ZMemberIndex(ZMemberIndex&& o) noexcept
-    : slots_(std::exchange(o.slots_, nullptr)),
-      mask_(std::exchange(o.mask_, 0)),
-      size_(std::exchange(o.size_, 0)),
-      seed_(o.seed_),
-      block_bytes_(std::exchange(o.block_bytes_, 0)) {}
-
-ZMemberIndex& ZMemberIndex::operator=(ZMemberIndex&& o) noexcept {
-  if (this != &o) {
-    FreeAll();
-    std::free(slots_);
-    slots_ = std::exchange(o.slots_, nullptr);
-    mask_ = std::exchange(o.mask_, 0);
-    size_ = std::exchange(o.size_, 0);
-    seed_ = o.seed_;
-    block_bytes_ = std::exchange(o.block_bytes_, 0);
-  }
-  return *this;
-}
-
-void ZMemberIndex::FreeAll() {
-  if (slots_ == nullptr) return;
-  for (uint64_t i = 0; i <= mask_; ++i) {
-    if (slots_[i] != 0) std::free(Ptr(slots_[i]));
-  }
-}
-
-uint64_t ZMemberIndex::Hash(std::string_view s) const {
-  return XXH3_64bits_withSeed(s.data(), s.size(), seed_);
-}
-
-uint64_t ZMemberIndex::Slot(std::string_view member, uint64_t hash) const {
-  const uint64_t tag = hash >> 48;
-  for (uint64_t i = hash & mask_;; i = (i + 1) & mask_) {
-    const uint64_t slot = slots_[i];
-    if (slot == 0) return uint64_t{mask_} + 1;
-    if ((slot >> 48) == tag && zset_item::Member(Ptr(slot)) == member) return i;
-  }
-}
-
-char* ZMemberIndex::Find(std::string_view member) const {
-  const uint64_t i = Slot(member, Hash(member));
-  return i > mask_ ? nullptr : Ptr(slots_[i]);
-}
-
-void ZMemberIndex::Insert(char* item) {
-  if ((uint64_t{size_} + 1) * 5 > (uint64_t{mask_} + 1) * 4) Rehash((uint64_t{mask_} + 1) * 2);
-  const uint64_t h = Hash(zset_item::Member(item));
-  uint64_t i = h & mask_;
-  while (slots_[i] != 0) i = (i + 1) & mask_;
-  slots_[i] = ((h >> 48) << 48) | reinterpret_cast<uintptr_t>(item);
-  ++size_;
-  block_bytes_ += ItemCost(item);
-}
-
-char* ZMemberIndex::Remove(std::string_view member) {
-  uint64_t i = Slot(member, Hash(member));
-  if (i > mask_) return nullptr;
-  char* item = Ptr(slots_[i]);
-  block_bytes_ -= ItemCost(item);
-  --size_;
-  // Backward-shift deletion: pull later members of the run into the hole when
-  // their home bucket allows it, so no tombstones are needed.
-  for (uint64_t j = (i + 1) & mask_; slots_[j] != 0; j = (j + 1) & mask_) {
-    const uint64_t home = Hash(zset_item::Member(Ptr(slots_[j]))) & mask_;
-    // Move j to i when home is not cyclically in (i, j].
-    const bool in_range = (i <= j) ? (home > i && home <= j) : (home > i || home <= j);
-    if (!in_range) {
-      slots_[i] = slots_[j];
-      i = j;
-    }
-  }
-  slots_[i] = 0;
-  const uint64_t cap = uint64_t{mask_} + 1;
-  if (cap > kMinSlots && uint64_t{size_} * 10 < cap) Rehash(cap / 2);
-  return item;
-}
-
-void ZMemberIndex::Rehash(uint64_t capacity) {
-  uint64_t* old = slots_;
-  const uint64_t old_cap = uint64_t{mask_} + 1;
-  slots_ = AllocSlots(capacity);
-  mask_ = static_cast<uint32_t>(capacity - 1);
-  for (uint64_t k = 0; k < old_cap; ++k) {
-    if (old[k] == 0) continue;
-    const uint64_t h = Hash(zset_item::Member(Ptr(old[k])));
-    uint64_t i = h & mask_;
-    while (slots_[i] != 0) i = (i + 1) & mask_;
-    slots_[i] = old[k];
-  }
-  std::free(old);
-}
-
-size_t ZMemberIndex::MemoryUsage() const {
-  return ChunkBytes((uint64_t{mask_} + 1) * sizeof(uint64_t)) + block_bytes_;
-}
 
 // ------------------------------------------------------------------------------------
 // SortedSetValue

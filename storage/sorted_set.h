@@ -23,6 +23,7 @@
 #include <string_view>
 #include <vector>
 
+#include "storage/block_index.h"
 #include "storage/object.h"
 #include "storage/score_tree.h"
 #include "storage/status.h"
@@ -41,39 +42,11 @@ struct ZsetLimits {
   size_t max_listpack_value = 64;
 };
 
-// The member -> block index of a skiplist-encoded set: one 8-byte slot per bucket
-// (open addressing, linear probing, load <= 0.8, backward-shift deletion) holding the
-// block's address with a 16-bit hash tag in the top bits. Owns the blocks.
-class ZMemberIndex {
- public:
-  ZMemberIndex();
-  ~ZMemberIndex();
-  ZMemberIndex(const ZMemberIndex&) = delete;
-  ZMemberIndex& operator=(const ZMemberIndex&) = delete;
-  ZMemberIndex(ZMemberIndex&& o) noexcept;
-  ZMemberIndex& operator=(ZMemberIndex&& o) noexcept;
-
-  char* Find(std::string_view member) const;
-  // Takes ownership of a block (malloc'd). REQUIRES: its member is absent.
-  void Insert(char* item);
-  // Unlinks the member's block and returns it (the caller frees it), or nullptr.
-  char* Remove(std::string_view member);
-  size_t size() const { return size_; }
-  // Slot array and blocks, as the allocator counts them.
-  size_t MemoryUsage() const;
-
- private:
-  uint64_t Hash(std::string_view s) const;
-  uint64_t Slot(std::string_view member, uint64_t hash) const;  // capacity when absent
-  void Rehash(uint64_t capacity);
-  void FreeAll();
-
-  uint64_t* slots_ = nullptr;
-  uint32_t mask_ = 0;
-  uint32_t size_ = 0;
-  uint64_t seed_ = 0;
-  size_t block_bytes_ = 0;
+// The member -> block index of a skiplist-encoded set (storage/block_index.h).
+struct ZsetItemKey {
+  static std::string_view Key(const char* item) { return zset_item::Member(item); }
 };
+using ZMemberIndex = BlockIndex<ZsetItemKey>;
 
 class SortedSetValue final : public Object {
  public:

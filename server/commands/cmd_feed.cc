@@ -5,6 +5,7 @@
 // clock (the idle expiry of an inbox, the lifetime of deleted ids) is logged as an
 // explicit PEXPIREAT beside the command. The reads are in cmd_feed_read.cc;
 // docs/feeds.md has the model and the measurements.
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -106,14 +107,15 @@ void FeedFollow(CommandContext& ctx) {
   const FeedTimeline* outbox = FindTimeline(ctx, FeedKey(target, "outbox"), FeedTimeline::Kind::kOutbox);
   if (inbox != nullptr && outbox != nullptr && cfg.feed_follow_backfill > 0) {
     size_t left = static_cast<size_t>(cfg.feed_follow_backfill);
-    bool changed = false;
+    std::vector<FeedEntry> posts;  // newest first
     for (size_t i = outbox->size(); i-- > 0 && left > 0;) {
       const FeedEntry& p = outbox->at(i);
       if (!(p.aux & FeedTimeline::kPushed)) continue;  // pulled at read time
-      changed |= inbox->Insert(FeedEntry{p.ts, p.id, target}, static_cast<size_t>(cfg.feed_inbox_max_len));
+      posts.push_back(FeedEntry{p.ts, p.id, target});
       --left;
     }
-    if (changed) {
+    std::reverse(posts.begin(), posts.end());
+    if (inbox->Merge(posts, static_cast<size_t>(cfg.feed_inbox_max_len))) {
       const std::string key = FeedKey(uid, "inbox");
       ctx.db().UpdateObjectMemory(ctx.db().Find(key));
       ctx.Touched(ctx.client.db, key);

@@ -22,6 +22,7 @@
 #include "server/command_context.h"
 #include "server/server.h"
 #include "storage/database.h"
+#include "storage/float_text.h"
 
 namespace feedkv::server {
 
@@ -390,41 +391,6 @@ void DecrBy(CommandContext& ctx) {
     return;
   }
   IncrDecr(ctx, -decr);
-}
-
-// Redis's string2ld: strtold must consume every byte (a NUL inside the
-// value ends strtold early and so fails), no leading space, no NaN, no
-// overflow or underflow to zero.
-bool ParseLongDouble(std::string_view s, long double* out) {
-  constexpr size_t kMaxChars = 5 * 1024;
-  if (s.empty() || s.size() >= kMaxChars) return false;
-  char buf[kMaxChars];
-  std::memcpy(buf, s.data(), s.size());
-  buf[s.size()] = '\0';
-  errno = 0;
-  char* end = nullptr;
-  long double v = std::strtold(buf, &end);
-  if (std::isspace(static_cast<unsigned char>(buf[0])) || end != buf + s.size() || std::isnan(v) ||
-      errno == EINVAL ||
-      (errno == ERANGE && (std::isinf(v) || std::fpclassify(v) == FP_ZERO))) {
-    return false;
-  }
-  *out = v;
-  return true;
-}
-
-// Redis's "human" long double text: %.17Lf with trailing zeros (and a bare
-// '.') removed, "-0" as "0". Never an exponent.
-std::string FormatLongDouble(long double v) {
-  char buf[5 * 1024 + 64];
-  int n = std::snprintf(buf, sizeof(buf), "%.17Lf", v);
-  std::string_view s(buf, static_cast<size_t>(n));
-  if (s.find('.') != std::string_view::npos) {
-    while (s.back() == '0') s.remove_suffix(1);
-    if (s.back() == '.') s.remove_suffix(1);
-  }
-  if (s == "-0") s = "0";
-  return std::string(s);
 }
 
 void IncrByFloat(CommandContext& ctx) {

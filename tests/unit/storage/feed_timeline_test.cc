@@ -5,10 +5,12 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <random>
 #include <set>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "storage/object_codec.h"
 
@@ -103,6 +105,34 @@ TEST(FeedTimelineTest, SnapshotRoundTripsAndRejectsCorruption) {
   std::string bad_kind = bytes;
   bad_kind[0] = 9;
   EXPECT_FALSE(FeedTimeline::Decode(bad_kind, &x).ok());
+}
+
+TEST(FeedTimelineTest, MergeLeavesWhatInsertingOneByOneLeaves) {
+  std::mt19937 rng(7);
+  for (int round = 0; round < 300; ++round) {
+    const size_t cap = 1 + rng() % 200;
+    const auto kind = round % 2 ? FeedTimeline::Kind::kInbox : FeedTimeline::Kind::kOutbox;
+    FeedTimeline merged(kind), inserted(kind);
+    for (int i = 0, n = static_cast<int>(rng() % 150); i < n; ++i) {
+      FeedEntry e{static_cast<int64_t>(rng() % 40), static_cast<int64_t>(rng() % 10), static_cast<int64_t>(rng() % 2)};
+      merged.Insert(e, cap);
+      inserted.Insert(e, cap);
+    }
+    std::set<std::pair<int64_t, int64_t>> seen;
+    std::vector<FeedEntry> batch;  // distinct ids, oldest first, some already present
+    for (int i = 0, n = static_cast<int>(rng() % 300); i < n; ++i) {
+      FeedEntry e{static_cast<int64_t>(rng() % 40), static_cast<int64_t>(rng() % 10), 1};
+      if (seen.insert({e.ts, e.id}).second) batch.push_back(e);
+    }
+    std::sort(batch.begin(), batch.end(), [](const FeedEntry& a, const FeedEntry& b) { return a.Before(b.ts, b.id); });
+    for (auto it = batch.rbegin(); it != batch.rend(); ++it) inserted.Insert(*it, cap);
+    const uint64_t before = merged.Digest();
+    const bool merged_changed = merged.Merge(batch, cap);
+    ASSERT_EQ(merged.Digest(), inserted.Digest()) << round;
+    ASSERT_EQ(merged.size(), inserted.size());
+    ASSERT_EQ(merged.unpushed(), inserted.unpushed());
+    ASSERT_EQ(merged_changed, merged.Digest() != before) << round;
+  }
 }
 
 }  // namespace
