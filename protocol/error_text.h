@@ -229,4 +229,11 @@ inline constexpr char kProtoTooBigInline[] = "ERR Protocol error: too big inline
 inline constexpr char kProtoTooBigMultibulk[] = "ERR Protocol error: too big mbulk count string";
 inline constexpr char kProtoTooBigBulk[] = "ERR Protocol error: too big bulk count string";
 
+// Lists (t_list.c)
+inline constexpr char kListRankZero[] =
+    "ERR RANK can't be zero: use 1 to start from the first match, 2 from the second ... or use negative to "
+    "start from the end of the list";
+inline constexpr char kListCountNegative[] = "ERR COUNT can't be negative";
+inline constexpr char kListMaxlenNegative[] = "ERR MAXLEN can't be negative";
+
 }  // namespace feedkv::protocol::err

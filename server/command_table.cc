@@ -60,7 +60,8 @@ CommandTable::CommandTable() {
       ExpireCommands(),
       StringCommands(),     TransactionCommands(), SetCommands(),      LongSetCommands(),
       ZsetCommands(),       ZsetRangeCommands(),  ZsetPopCommands(),  ZsetAlgebraCommands(),
-      FeedCommands(),       FeedReadCommands(),   HashCommands(),
+      FeedCommands(),       FeedReadCommands(),   HashCommands(),     ListCommands(),
+      ListPopCommands(),
       CounterCommands(),    PersistenceCommands(), ClusterCommands(),
       ReplicationCommands(),
   };

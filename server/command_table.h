@@ -225,6 +225,8 @@ std::span<const CommandSpec> ZsetAlgebraCommands();
 std::span<const CommandSpec> FeedCommands();
 std::span<const CommandSpec> FeedReadCommands();
 std::span<const CommandSpec> HashCommands();
+std::span<const CommandSpec> ListCommands();
+std::span<const CommandSpec> ListPopCommands();
 std::span<const CommandSpec> CounterCommands();
 std::span<const CommandSpec> PersistenceCommands();
 std::span<const CommandSpec> ClusterCommands();

@@ -464,6 +464,7 @@ Config::Config() {
   Memory("zset-max-listpack-value", &ServerConfig::zset_max_listpack_value, true);
   Int("hash-max-listpack-entries", &ServerConfig::hash_max_listpack_entries, 0, INT64_MAX, true);
   Memory("hash-max-listpack-value", &ServerConfig::hash_max_listpack_value, true);
+  Int("list-max-listpack-size", &ServerConfig::list_max_listpack_size, INT32_MIN, INT32_MAX, true);
   // Where the server writes files: CONFIG SET may change these only when
   // enable-protected-configs allows it (Redis 7's PROTECTED_CONFIG list).
   for (const char* name : {"dir", "dbfilename"}) entries_.at(name).protected_config = true;
@@ -471,6 +472,7 @@ Config::Config() {
   AddAlias("zset-max-ziplist-value", "zset-max-listpack-value");
   AddAlias("hash-max-ziplist-entries", "hash-max-listpack-entries");
   AddAlias("hash-max-ziplist-value", "hash-max-listpack-value");
+  AddAlias("list-max-ziplist-size", "list-max-listpack-size");
   AddAlias("slaveof", "replicaof");
   AddAlias("slave-read-only", "replica-read-only");
   AddAlias("repl-ping-slave-period", "repl-ping-replica-period");

@@ -155,6 +155,8 @@ struct ServerConfig {
   // Hashes: the listpack encoding's limits (storage/hash_value.h)
   int64_t hash_max_listpack_entries = 512;
   int64_t hash_max_listpack_value = 64;
+  // Lists: a chunk's limit (storage/list_value.h): -1..-5 bytes, else elements
+  int64_t list_max_listpack_size = -2;
   // Redis 7.0 settings accepted with Redis's validation that change nothing
   // in feedkv (server/config_compat.cc; docs/configuration.md lists them):
   // name -> the value CONFIG GET shows.

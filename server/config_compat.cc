@@ -125,7 +125,6 @@ const CompatSetting kSettings[] = {
     {"io-threads", nullptr, Kind::kInt, "1", 1, 128, nullptr, kImmutable},
     {"auto-aof-rewrite-percentage", nullptr, Kind::kInt, "100", 0, kIntMax},
     {"cluster-replica-validity-factor", "cluster-slave-validity-factor", Kind::kInt, "10", 0, kIntMax},
-    {"list-max-listpack-size", "list-max-ziplist-size", Kind::kInt, "-2", kIntMin, kIntMax},
     {"cluster-migration-barrier", nullptr, Kind::kInt, "1", 0, kIntMax},
     {"active-defrag-cycle-min", nullptr, Kind::kInt, "1", 1, 99},
     {"active-defrag-cycle-max", nullptr, Kind::kInt, "25", 1, 99},

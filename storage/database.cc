@@ -18,6 +18,7 @@ std::string_view ValueTypeName(ValueType t) {
     case ValueType::kZset: return "zset";
     case ValueType::kFeed: return "feed";
     case ValueType::kHash: return "hash";
+    case ValueType::kList: return "list";
   }
   return "none";
 }

@@ -13,7 +13,7 @@
 namespace feedkv {
 
 // What TYPE answers, and what the RDB records as the value's kind.
-enum class ValueType : uint8_t { kString = 0, kSet = 1, kZset = 2, kFeed = 3, kHash = 4 };
+enum class ValueType : uint8_t { kString = 0, kSet = 1, kZset = 2, kFeed = 3, kHash = 4, kList = 5 };
 
 std::string_view ValueTypeName(ValueType t);
 

@@ -2,6 +2,7 @@
 
 #include "storage/feed_timeline.h"
 #include "storage/hash_value.h"
+#include "storage/list_value.h"
 #include "storage/set_value.h"
 #include "storage/sorted_set.h"
 
@@ -31,6 +32,15 @@ Status DecodeObject(ValueType type, std::string_view bytes, std::unique_ptr<Obje
       Status st = HashValue::Decode(bytes, &hash);
       if (!st.ok()) return st;
       *out = std::move(hash);
+      return Status::OK();
+    }
+    case ValueType::kList: {
+      // A snapshot does not carry list-max-listpack-size: chunks are rebuilt at
+      // the default size.
+      std::unique_ptr<ListValue> list;
+      Status st = ListValue::Decode(bytes, kDefaultListFill, &list);
+      if (!st.ok()) return st;
+      *out = std::move(list);
       return Status::OK();
     }
     case ValueType::kZset: {

@@ -4,17 +4,14 @@
 // keys (WaitingClients); a write that changes one of them wakes it, and the command
 // runs again with its first deadline. A served pop is logged as ZPOPMIN/ZPOPMAX of
 // the key it popped from, so the log and replicas never block.
-#include <cerrno>
-#include <cmath>
-#include <cstdlib>
 #include <string>
 #include <vector>
 
 #include "protocol/error_text.h"
 #include "server/command_context.h"
+#include "server/commands/blocking.h"
 #include "server/commands/zset_helpers.h"
 #include "server/server.h"
-#include "server/waiting_clients.h"
 #include "storage/database.h"
 #include "storage/sorted_set.h"
 
@@ -85,39 +82,13 @@ void ZPopMinMax(CommandContext& ctx, bool max) {
 void ZPopMin(CommandContext& ctx) { ZPopMinMax(ctx, false); }
 void ZPopMax(CommandContext& ctx) { ZPopMinMax(ctx, true); }
 
-// A blocking command's timeout in seconds (a float), as Redis's
-// getTimeoutFromObjectOrReply: *deadline_ms is unix ms, 0 for none.
-bool BlockTimeoutArg(CommandContext& ctx, size_t i, int64_t* deadline_ms) {
-  const std::string text(ctx.arg(i));
-  char* end = nullptr;
-  errno = 0;
-  const long double secs = std::strtold(text.c_str(), &end);
-  if (text.empty() || std::isspace(static_cast<unsigned char>(text[0])) || *end != '\0' ||
-      std::isnan(secs) || (errno == ERANGE && std::isinf(secs))) {
-    ctx.Error(protocol::err::kTimeoutNotFloat);
-    return false;
-  }
-  const long double ms = std::ceil(secs * 1000.0L);
-  if (ms > static_cast<long double>(INT64_MAX) / 2) {
-    ctx.Error(protocol::err::kTimeoutOutOfRange);
-    return false;
-  }
-  if (ms < 0) {
-    ctx.Error(protocol::err::kTimeoutNegative);
-    return false;
-  }
-  *deadline_ms = ms > 0 ? NowMs() + static_cast<int64_t>(ms) : 0;
-  return true;
-}
-
 // The blocking pops: the first non-empty key of args[first..first+nkeys) is popped;
 // when all are empty the client parks on them until one changes or the deadline.
 void BlockingPop(CommandContext& ctx, size_t first, size_t nkeys, bool max, int64_t count,
                  bool count_given, PopReply shape, int64_t deadline_ms) {
   // Run again after a wake-up: the first wait's deadline holds, and a key that now
   // holds another type is passed over (Redis 7.0 leaves such a client blocked).
-  const bool retry = ctx.client.retry_deadline_ms >= 0;
-  if (retry) deadline_ms = ctx.client.retry_deadline_ms;
+  const bool retry = IsRetry(ctx);
   for (size_t i = first; i < first + nkeys; ++i) {
     Entry* e = ctx.db().Find(ctx.arg(i));
     if (e != nullptr && e->has_expire) e = ctx.db().Lookup(ctx.arg(i), ctx.now_ms());
@@ -129,29 +100,9 @@ void BlockingPop(CommandContext& ctx, size_t first, size_t nkeys, bool max, int6
     auto* z = static_cast<SortedSetValue*>(Database::GetObject(e));
     return PopAndReply(ctx, ctx.arg(i), e, z, max, count, count_given, shape);
   }
-  int64_t timeout_ms = 0;
-  if (deadline_ms > 0) {
-    timeout_ms = deadline_ms - NowMs();
-    if (timeout_ms <= 0) return ctx.reply.NullArray();
-  }
-  if (!ctx.can_block()) return ctx.reply.NullArray();
-  WaitCondition cond;
-  cond.what = WaitFor::kKeyReady;
-  cond.db = ctx.client.db;
-  for (size_t i = first; i < first + nkeys; ++i) cond.keys.emplace_back(ctx.arg(i));
-  std::vector<std::string> argv(ctx.args.begin(), ctx.args.end());
-  Server& server = ctx.server;
-  server.waiting().Park(ctx.client, std::move(cond), timeout_ms,
-                        [&server, argv = std::move(argv), deadline_ms](Client& c, WaitEnd end) {
-                          if (end != WaitEnd::kReady) {
-                            protocol::ReplyWriter(&c.out, c.resp).NullArray();
-                            return;
-                          }
-                          std::vector<std::string_view> views(argv.begin(), argv.end());
-                          c.retry_deadline_ms = deadline_ms;
-                          server.Execute(c, views);
-                          c.retry_deadline_ms = -1;
-                        });
+  std::vector<std::string> keys;
+  for (size_t i = first; i < first + nkeys; ++i) keys.emplace_back(ctx.arg(i));
+  ParkOnKeys(ctx, std::move(keys), deadline_ms, TimeoutReply::kNullArray);
 }
 
 // BZPOPMIN / BZPOPMAX key [key ...] timeout
@@ -166,45 +117,20 @@ void BZPopMax(CommandContext& ctx) { BZPopMinMax(ctx, true); }
 
 // [B]ZMPOP [timeout] numkeys key [key ...] MIN|MAX [COUNT count]
 void ZMPopGeneric(CommandContext& ctx, size_t numkeys_idx, bool blocking) {
-  int64_t numkeys;
-  if (!ParseCanonicalInt64(ctx.arg(numkeys_idx), &numkeys) || numkeys < 1) {
-    return ctx.Error(protocol::err::kNumkeysNotPositive);
-  }
-  if (static_cast<uint64_t>(numkeys) >= ctx.argc() - numkeys_idx - 1) return ctx.SyntaxError();
-  const size_t where_idx = numkeys_idx + static_cast<size_t>(numkeys) + 1;
-  bool max;
-  if (EqualsIgnoreCase(ctx.arg(where_idx), "min")) {
-    max = false;
-  } else if (EqualsIgnoreCase(ctx.arg(where_idx), "max")) {
-    max = true;
-  } else {
-    return ctx.SyntaxError();
-  }
-  int64_t count = -1;
-  for (size_t j = where_idx + 1; j < ctx.argc(); ++j) {
-    if (count == -1 && EqualsIgnoreCase(ctx.arg(j), "count") && j + 1 < ctx.argc()) {
-      ++j;
-      if (!ParseCanonicalInt64(ctx.arg(j), &count) || count < 1) {
-        return ctx.Error(protocol::err::kCountNotPositive);
-      }
-    } else {
-      return ctx.SyntaxError();
-    }
-  }
-  if (count == -1) count = 1;
+  MPopArgs m;
+  if (!ParseMPopArgs(ctx, numkeys_idx, "min", "max", &m)) return;
+  const bool max = !m.end_a;
   const PopReply shape{true, true};
-  const size_t first = numkeys_idx + 1;
-  const auto nkeys = static_cast<size_t>(numkeys);
   if (blocking) {
     int64_t deadline;
     if (!BlockTimeoutArg(ctx, 1, &deadline)) return;
-    return BlockingPop(ctx, first, nkeys, max, count, true, shape, deadline);
+    return BlockingPop(ctx, m.first, m.nkeys, max, m.count, true, shape, deadline);
   }
-  for (size_t i = first; i < first + nkeys; ++i) {
+  for (size_t i = m.first; i < m.first + m.nkeys; ++i) {
     Entry* e;
     SortedSetValue* z;
     if (!LookupZset(ctx, ctx.arg(i), false, &e, &z)) return;
-    if (z != nullptr) return PopAndReply(ctx, ctx.arg(i), e, z, max, count, true, shape);
+    if (z != nullptr) return PopAndReply(ctx, ctx.arg(i), e, z, max, m.count, true, shape);
   }
   ctx.reply.NullArray();
 }

@@ -60,6 +60,21 @@ SANITIZER_MARKERS = ("ERROR: AddressSanitizer", "ERROR: LeakSanitizer", "runtime
                      "ThreadSanitizer:", "Segmentation fault", "terminate called")
 
 
+def wait_blocked(srv, n, timeout=5.0):
+    """Waits until `n` clients of `srv` are blocked (INFO clients blocked_clients)."""
+    c = srv.client()
+    if not wait_until(lambda: int(c.info("clients")["blocked_clients"]) >= n, timeout):
+        raise AssertionError(f"{n} clients never blocked")
+
+
+def assert_same_replies(ours, theirs):
+    """The (command, reply) pairs of one seeded script run on feedkv and on Redis 7,
+    compared command by command (the first difference names its command)."""
+    assert len(ours) == len(theirs)
+    for a, b in zip(ours, theirs):
+        assert a == b, f"command {a[0]}: feedkv {a[1]!r} != redis {b[1]!r}"
+
+
 def server_binary():
     p = os.environ.get("FEEDKV_SERVER") or str(REPO_ROOT / "build" / "feedkv-server")
     return p

@@ -14,7 +14,7 @@ import random
 import pytest
 import redis
 
-from conftest import RespError, is_real_redis
+from conftest import RespError, assert_same_replies, is_real_redis
 
 feedkv_only = pytest.mark.skipif(is_real_redis(), reason="feedkv extension")
 
@@ -106,10 +106,7 @@ def run_script(srv, seed, n):
 
 @pytest.mark.parametrize("seed", [1, 2, 3])
 def test_random_script_replies_match_redis(server, redis7_server, seed):
-    ours = run_script(server, seed, 3000)
-    theirs = run_script(redis7_server, seed, 3000)
-    for a, b in zip(ours, theirs):
-        assert a == b, f"command {a[0]}: feedkv {a[1]!r} != redis {b[1]!r}"
+    assert_same_replies(run_script(server, seed, 3000), run_script(redis7_server, seed, 3000))
 
 
 def test_listpack_keeps_insertion_order_and_limits_as_redis(server, redis7_server):

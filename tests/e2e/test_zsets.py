@@ -17,7 +17,7 @@ import random
 import pytest
 import redis
 
-from conftest import RespError, is_real_redis
+from conftest import RespError, assert_same_replies, is_real_redis, wait_blocked
 
 feedkv_only = pytest.mark.skipif(is_real_redis(), reason="feedkv extension")
 
@@ -187,10 +187,7 @@ def run_script(srv, seed, n):
 
 @pytest.mark.parametrize("seed", [1, 2, 3])
 def test_random_script_replies_match_redis(server, redis7_server, seed):
-    ours = run_script(server, seed, 3000)
-    theirs = run_script(redis7_server, seed, 3000)
-    for a, b in zip(ours, theirs):
-        assert a == b, f"command {a[0]}: feedkv {a[1]!r} != redis {b[1]!r}"
+    assert_same_replies(run_script(server, seed, 3000), run_script(redis7_server, seed, 3000))
 
 
 def test_encoding_follows_listpack_limits_as_redis(server, redis7_server):
@@ -319,18 +316,6 @@ def test_wrong_type_and_arity_errors(r):
 # ---------------------------------------------------------------------------
 # Blocking pops, scans, random members.
 # ---------------------------------------------------------------------------
-
-def wait_blocked(srv, n, timeout=5.0):
-    """Waits until `n` clients are blocked (INFO clients blocked_clients)."""
-    import time
-    c = srv.client()
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if int(c.info("clients")["blocked_clients"]) >= n:
-            return
-        time.sleep(0.01)
-    raise AssertionError(f"{n} clients never blocked")
-
 
 def client_id(srv):
     """The CLIENT ID of the newest client whose last command is BZPOPMIN (blocked)."""

@@ -1,0 +1,280 @@
+// List commands that work on one list in place: LPUSH, RPUSH, LPUSHX, RPUSHX, LPOP,
+// RPOP, LLEN, LINDEX, LINSERT, LSET, LRANGE, LTRIM, LREM, LPOS. Semantics, argument
+// order of checks, replies and error texts follow Redis 7.0's t_list.c; the
+// structure is in storage/list_value.h. Moves and blocking pops: cmd_list_pops.cc.
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "protocol/error_text.h"
+#include "server/command_context.h"
+#include "server/commands/list_helpers.h"
+#include "storage/int_text.h"
+
+namespace feedkv::server {
+
+namespace {
+
+// LPUSH / RPUSH key element [element ...]; the X forms push only onto an existing list.
+void PushGeneric(CommandContext& ctx, bool front, bool only_existing) {
+  Entry* e;
+  ListValue* l;
+  if (only_existing) {
+    if (!LookupList(ctx, ctx.arg(1), false, &e, &l)) return;
+    if (l == nullptr) return ctx.reply.Integer(0);
+  } else {
+    l = ListForPush(ctx, ctx.arg(1), &e);
+    if (l == nullptr) return;
+  }
+  const int64_t fill = ListFill(ctx);
+  for (size_t i = 2; i < ctx.argc(); ++i) l->Push(front, ctx.arg(i), fill);
+  ctx.db().UpdateObjectMemory(e);
+  ctx.Dirty(static_cast<int64_t>(ctx.argc() - 2));
+  ctx.reply.Integer(static_cast<int64_t>(l->size()));
+}
+
+void LPush(CommandContext& ctx) { PushGeneric(ctx, true, false); }
+void RPush(CommandContext& ctx) { PushGeneric(ctx, false, false); }
+void LPushX(CommandContext& ctx) { PushGeneric(ctx, true, true); }
+void RPushX(CommandContext& ctx) { PushGeneric(ctx, false, true); }
+
+// LPOP / RPOP key [count]
+void PopGeneric(CommandContext& ctx, bool front) {
+  if (ctx.argc() > 3) return ctx.Error(fmt::format(protocol::err::kWrongArity, ctx.spec.name));
+  const bool has_count = ctx.argc() == 3;
+  int64_t count = 0;
+  if (has_count && (!ParseCanonicalInt64(ctx.arg(2), &count) || count < 0)) {
+    return ctx.Error(protocol::err::kNotPositive);
+  }
+  Entry* e;
+  ListValue* l;
+  if (!LookupList(ctx, ctx.arg(1), false, &e, &l)) return;
+  if (l == nullptr) return has_count ? ctx.reply.NullArray() : ctx.reply.Null();
+  if (has_count && count == 0) return ctx.reply.ArrayHeader(0);
+  if (!has_count) {
+    ctx.reply.Bulk(l->Pop(front));
+    ctx.Dirty();
+  } else {
+    const size_t n = std::min<size_t>(static_cast<size_t>(count), l->size());
+    ctx.reply.ArrayHeader(n);
+    for (size_t i = 0; i < n; ++i) ctx.reply.Bulk(l->Pop(front));
+    ctx.Dirty(static_cast<int64_t>(n));
+  }
+  ListAfterChange(ctx, ctx.arg(1), e, l);
+}
+
+void LPop(CommandContext& ctx) { PopGeneric(ctx, true); }
+void RPop(CommandContext& ctx) { PopGeneric(ctx, false); }
+
+void LLen(CommandContext& ctx) {
+  Entry* e;
+  ListValue* l;
+  if (!LookupList(ctx, ctx.arg(1), true, &e, &l)) return;
+  ctx.reply.Integer(l == nullptr ? 0 : static_cast<int64_t>(l->size()));
+}
+
+// An index as LINDEX/LSET take it (negative from the tail): false when out of range.
+bool ResolveIndex(int64_t index, size_t size, size_t* out) {
+  const auto n = static_cast<int64_t>(size);
+  if (index < 0) index += n;
+  if (index < 0 || index >= n) return false;
+  *out = static_cast<size_t>(index);
+  return true;
+}
+
+void LIndex(CommandContext& ctx) {
+  Entry* e;
+  ListValue* l;
+  if (!LookupList(ctx, ctx.arg(1), true, &e, &l)) return;
+  if (l == nullptr) return ctx.reply.Null();
+  int64_t index;
+  if (!ctx.IntArg(2, &index)) return;
+  size_t at;
+  if (!ResolveIndex(index, l->size(), &at)) return ctx.reply.Null();
+  ctx.reply.Bulk(l->At(at));
+}
+
+// LINSERT key BEFORE|AFTER pivot element
+void LInsert(CommandContext& ctx) {
+  bool after;
+  if (EqualsIgnoreCase(ctx.arg(2), "after")) {
+    after = true;
+  } else if (EqualsIgnoreCase(ctx.arg(2), "before")) {
+    after = false;
+  } else {
+    return ctx.SyntaxError();
+  }
+  Entry* e;
+  ListValue* l;
+  if (!LookupList(ctx, ctx.arg(1), false, &e, &l)) return;
+  if (l == nullptr) return ctx.reply.Integer(0);
+  if (!l->InsertAtPivot(ctx.arg(3), ctx.arg(4), after, ListFill(ctx))) return ctx.reply.Integer(-1);
+  ctx.db().UpdateObjectMemory(e);
+  ctx.Dirty();
+  ctx.reply.Integer(static_cast<int64_t>(l->size()));
+}
+
+void LSet(CommandContext& ctx) {
+  Entry* e;
+  ListValue* l;
+  if (!LookupList(ctx, ctx.arg(1), false, &e, &l)) return;
+  if (l == nullptr) return ctx.Error(protocol::err::kNoSuchKey);
+  int64_t index;
+  if (!ctx.IntArg(2, &index)) return;
+  size_t at;
+  if (!ResolveIndex(index, l->size(), &at)) return ctx.Error(protocol::err::kOutOfRange);
+  l->Set(at, ctx.arg(3), ListFill(ctx));
+  ctx.db().UpdateObjectMemory(e);
+  ctx.Dirty();
+  ctx.reply.Ok();
+}
+
+// start/stop as LRANGE and LTRIM take them, clamped to the list: false when the
+// range is empty.
+bool ResolveRange(int64_t start, int64_t stop, size_t size, size_t* lo, size_t* hi) {
+  const auto n = static_cast<int64_t>(size);
+  if (start < 0) start += n;
+  if (stop < 0) stop += n;
+  if (start < 0) start = 0;
+  if (start > stop || start >= n) return false;
+  if (stop >= n) stop = n - 1;
+  *lo = static_cast<size_t>(start);
+  *hi = static_cast<size_t>(stop);
+  return true;
+}
+
+void LRange(CommandContext& ctx) {
+  int64_t start, stop;
+  if (!ctx.IntArg(2, &start) || !ctx.IntArg(3, &stop)) return;
+  Entry* e;
+  ListValue* l;
+  if (!LookupList(ctx, ctx.arg(1), true, &e, &l)) return;
+  size_t lo, hi;
+  if (l == nullptr || !ResolveRange(start, stop, l->size(), &lo, &hi)) return ctx.reply.ArrayHeader(0);
+  ctx.reply.ArrayHeader(hi - lo + 1);
+  l->ForRange(lo, hi, false, [&](std::string_view v) {
+    ctx.reply.Bulk(v);
+    return true;
+  });
+}
+
+void LTrim(CommandContext& ctx) {
+  int64_t start, stop;
+  if (!ctx.IntArg(2, &start) || !ctx.IntArg(3, &stop)) return;
+  Entry* e;
+  ListValue* l;
+  if (!LookupList(ctx, ctx.arg(1), false, &e, &l)) return;
+  if (l == nullptr) return ctx.reply.Ok();
+  size_t lo = 0, hi = 0;
+  const size_t size = l->size();
+  size_t removed;
+  if (!ResolveRange(start, stop, size, &lo, &hi)) {
+    removed = size;
+    l->RemoveEnds(true, size);
+  } else {
+    removed = lo + (size - 1 - hi);
+    l->RemoveEnds(true, lo);
+    l->RemoveEnds(false, size - 1 - hi);
+  }
+  // Redis signals the key even when nothing was trimmed (WATCH sees it).
+  ctx.Touched(ctx.client.db, ctx.arg(1));
+  ListAfterChange(ctx, ctx.arg(1), e, l);
+  ctx.Dirty(static_cast<int64_t>(removed));
+  ctx.reply.Ok();
+}
+
+// LREM key count element
+void LRem(CommandContext& ctx) {
+  int64_t count;
+  if (!ctx.IntArg(2, &count)) return;
+  Entry* e;
+  ListValue* l;
+  if (!LookupList(ctx, ctx.arg(1), false, &e, &l)) return;
+  if (l == nullptr) return ctx.reply.Integer(0);
+  const size_t removed = l->RemoveEqual(ctx.arg(3), count);
+  if (removed > 0) {
+    ListAfterChange(ctx, ctx.arg(1), e, l);
+    ctx.Dirty(static_cast<int64_t>(removed));
+  }
+  ctx.reply.Integer(static_cast<int64_t>(removed));
+}
+
+// LPOS key element [RANK rank] [COUNT num-matches] [MAXLEN len]
+void LPos(CommandContext& ctx) {
+  int64_t rank = 1, count = -1, maxlen = 0;
+  for (size_t j = 3; j < ctx.argc(); ++j) {
+    const bool more = j + 1 < ctx.argc();
+    if (EqualsIgnoreCase(ctx.arg(j), "rank") && more) {
+      if (!ctx.IntArg(++j, &rank)) return;
+      if (rank == 0) return ctx.Error(protocol::err::kListRankZero);
+    } else if (EqualsIgnoreCase(ctx.arg(j), "count") && more) {
+      if (!ParseCanonicalInt64(ctx.arg(++j), &count) || count < 0) {
+        return ctx.Error(protocol::err::kListCountNegative);
+      }
+    } else if (EqualsIgnoreCase(ctx.arg(j), "maxlen") && more) {
+      if (!ParseCanonicalInt64(ctx.arg(++j), &maxlen) || maxlen < 0) {
+        return ctx.Error(protocol::err::kListMaxlenNegative);
+      }
+    } else {
+      return ctx.SyntaxError();
+    }
+  }
+  Entry* e;
+  ListValue* l;
+  if (!LookupList(ctx, ctx.arg(1), true, &e, &l)) return;
+  if (l == nullptr) return count != -1 ? ctx.reply.ArrayHeader(0) : ctx.reply.Null();
+  const bool reverse = rank < 0;
+  uint64_t skip = (reverse ? 0 - static_cast<uint64_t>(rank) : static_cast<uint64_t>(rank)) - 1;
+  // RANK -2^63 negates to itself in Redis: every match counts from the first, and
+  // COUNT never stops the walk. Same answers here.
+  const bool min_rank = rank == INT64_MIN;
+  if (min_rank) skip = 0;
+  const size_t size = l->size();
+  const size_t walk = maxlen == 0 ? size : std::min<size_t>(size, static_cast<size_t>(maxlen));
+  const std::string_view want = ctx.arg(2);
+  std::vector<int64_t> found;
+  const size_t limit = count == -1 ? 1 : min_rank ? 0 : static_cast<size_t>(count);  // 0: every match
+  size_t i = 0;
+  l->ForRange(0, walk - 1, reverse, [&](std::string_view v) {
+    if (v == want) {
+      if (skip > 0) {
+        --skip;
+      } else {
+        found.push_back(static_cast<int64_t>(reverse ? size - 1 - i : i));
+        if (limit != 0 && found.size() == limit) return false;
+      }
+    }
+    ++i;
+    return true;
+  });
+  if (count == -1) return found.empty() ? ctx.reply.Null() : ctx.reply.Integer(found[0]);
+  ctx.reply.ArrayHeader(found.size());
+  for (int64_t pos : found) ctx.reply.Integer(pos);
+}
+
+constexpr uint32_t kW = kWrite | kDenyOom;
+
+const CommandSpec kCommands[] = {
+    {"lpush", -3, kW | kFast, 1, 1, 1, LPush, "Prepends one or more elements to a list. Creates the key if it doesn't exist.", "list", {}, {kKeyRW | kKeyInsert}},
+    {"rpush", -3, kW | kFast, 1, 1, 1, RPush, "Appends one or more elements to a list. Creates the key if it doesn't exist.", "list", {}, {kKeyRW | kKeyInsert}},
+    {"lpushx", -3, kW | kFast, 1, 1, 1, LPushX, "Prepends one or more elements to a list only when the list exists.", "list", {}, {kKeyRW | kKeyInsert}},
+    {"rpushx", -3, kW | kFast, 1, 1, 1, RPushX, "Appends an element to a list only when the list exists.", "list", {}, {kKeyRW | kKeyInsert}},
+    {"lpop", -2, kWrite | kFast, 1, 1, 1, LPop, "Returns the first elements in a list after removing it. Deletes the list if the last element was popped.", "list", {}, {kKeyRW | kKeyAccess | kKeyDelete}},
+    {"rpop", -2, kWrite | kFast, 1, 1, 1, RPop, "Returns and removes the last elements of a list. Deletes the list if the last element was popped.", "list", {}, {kKeyRW | kKeyAccess | kKeyDelete}},
+    {"llen", 2, kReadOnly | kFast, 1, 1, 1, LLen, "Returns the length of a list.", "list", {}, {kKeyRO}},
+    {"lindex", 3, kReadOnly, 1, 1, 1, LIndex, "Returns an element from a list by its index.", "list", {}, {kKeyRO | kKeyAccess}},
+    {"linsert", 5, kW, 1, 1, 1, LInsert, "Inserts an element before or after another element in a list.", "list", {}, {kKeyRW | kKeyInsert}},
+    {"lset", 4, kW, 1, 1, 1, LSet, "Sets the value of an element in a list by its index.", "list", {}, {kKeyRW | kKeyUpdate}},
+    {"lrange", 4, kReadOnly, 1, 1, 1, LRange, "Returns a range of elements from a list.", "list", {}, {kKeyRO | kKeyAccess}},
+    {"ltrim", 4, kWrite, 1, 1, 1, LTrim, "Removes elements from both ends a list. Deletes the list if all elements were trimmed.", "list", {}, {kKeyRW | kKeyDelete}},
+    {"lrem", 4, kWrite, 1, 1, 1, LRem, "Removes elements from a list. Deletes the list if the last element was removed.", "list", {}, {kKeyRW | kKeyDelete}},
+    {"lpos", -3, kReadOnly, 1, 1, 1, LPos, "Returns the index of matching elements in a list.", "list", {}, {kKeyRO}},
+};
+
+}  // namespace
+
+std::span<const CommandSpec> ListCommands() { return kCommands; }
+
+}  // namespace feedkv::server
