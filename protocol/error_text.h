@@ -236,4 +236,14 @@ inline constexpr char kListRankZero[] =
 inline constexpr char kListCountNegative[] = "ERR COUNT can't be negative";
 inline constexpr char kListMaxlenNegative[] = "ERR MAXLEN can't be negative";
 
+// Bitmaps (bitops.c)
+inline constexpr char kBitOffsetInvalid[] = "ERR bit offset is not an integer or out of range";
+inline constexpr char kBitValueInvalid[] = "ERR bit is not an integer or out of range";
+inline constexpr char kBitposBitInvalid[] = "ERR The bit argument must be 1 or 0.";
+inline constexpr char kBitopNotOneKey[] = "ERR BITOP NOT must be called with a single source key.";
+inline constexpr char kBitfieldOverflowType[] = "ERR Invalid OVERFLOW type specified";
+inline constexpr char kBitfieldType[] =
+    "ERR Invalid bitfield type. Use something like i16 u8. Note that u64 is not supported but i64 is.";
+inline constexpr char kBitfieldRoWrite[] = "ERR BITFIELD_RO only supports the GET subcommand";
+
 }  // namespace feedkv::protocol::err

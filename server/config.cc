@@ -238,11 +238,15 @@ void Config::Int(const std::string& name, int64_t ServerConfig::*f, int64_t min,
              [f](const ServerConfig& c) { return std::to_string(c.*f); }, mut, {}});
 }
 
-void Config::Memory(const std::string& name, int64_t ServerConfig::*f, bool mut) {
-  Add(name, {[f](ServerConfig& c, std::string_view v) {
+void Config::Memory(const std::string& name, int64_t ServerConfig::*f, bool mut, int64_t min) {
+  Add(name, {[f, min](ServerConfig& c, std::string_view v) {
                int64_t x;
                if (!ParseMemory(v, &x) || x < 0) {
                  return Status::InvalidArgument("argument must be a memory value");
+               }
+               if (x < min) {
+                 return Status::InvalidArgument(
+                     fmt::format("argument must be between {} and {} inclusive", min, INT64_MAX));
                }
                c.*f = x;
                return Status::OK();
@@ -341,7 +345,7 @@ Config::Config() {
   Bool("protected-mode", &ServerConfig::protected_mode, true);
   Enum("enable-protected-configs", &ServerConfig::enable_protected_configs, {"no", "yes", "local"}, false);
   Enum("enable-debug-command", &ServerConfig::enable_debug_command, {"no", "yes", "local"}, false);
-  Memory("proto-max-bulk-len", &ServerConfig::proto_max_bulk_len, true);
+  Memory("proto-max-bulk-len", &ServerConfig::proto_max_bulk_len, true, 1024 * 1024);
   Memory("client-query-buffer-limit", &ServerConfig::client_query_buffer_limit, true);
   Add("client-output-buffer-limit",
       {[](ServerConfig& c, std::string_view v) { return ParseOutputBufferLimits(v, &c.client_output_buffer_limit); },

@@ -219,7 +219,8 @@ class Config {
   // The canonical name for a lower-cased name or alias ("" if unknown).
   const std::string* Resolve(const std::string& lower) const;
   void Int(const std::string& name, int64_t ServerConfig::*field, int64_t min, int64_t max, bool mut);
-  void Memory(const std::string& name, int64_t ServerConfig::*field, bool mut);
+  // A memory value (1k, 5mb...), at least `min`.
+  void Memory(const std::string& name, int64_t ServerConfig::*field, bool mut, int64_t min = 0);
   void Bool(const std::string& name, bool ServerConfig::*field, bool mut);
   void Str(const std::string& name, std::string ServerConfig::*field, bool mut,
            std::function<Status(std::string_view)> check = nullptr);

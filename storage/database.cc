@@ -273,13 +273,21 @@ size_t Database::AppendString(std::string_view key, std::string_view tail) {
   return e->v.raw->size();
 }
 
+std::string* Database::StringBytesForWrite(std::string_view key, size_t min_len) {
+  SetRange(key, min_len, {});
+  return Find(key)->v.raw;
+}
+
 size_t Database::SetRange(std::string_view key, size_t offset, std::string_view data) {
   Entry* e = MakeRaw(LinkFor(key));
   std::string& s = *e->v.raw;
   memory_ -= AccountedMemory(e);
   if (s.size() < offset + data.size()) {
-    // Grow geometrically so repeated SETRANGE at the end stays amortised O(1).
-    if (s.capacity() < offset + data.size()) s.reserve(std::max(offset + data.size(), s.capacity() * 2));
+    // Grow as Redis's sdsMakeRoomFor (double below 1 MB, then 1 MB more) so
+    // repeated SETRANGE / SETBIT at the end stays amortised O(1).
+    const size_t need = offset + data.size();
+    constexpr size_t kMaxPrealloc = 1 << 20;
+    if (s.capacity() < need) s.reserve(need < kMaxPrealloc ? need * 2 : need + kMaxPrealloc);
     s.resize(offset + data.size(), '\0');
   }
   if (!data.empty()) std::memcpy(s.data() + offset, data.data(), data.size());

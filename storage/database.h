@@ -129,6 +129,10 @@ class Database {
   // the new length. REQUIRES: `key` holds a string here.
   size_t AppendString(std::string_view key, std::string_view tail);
   size_t SetRange(std::string_view key, size_t offset, std::string_view data);
+  // The raw bytes of the string at `key`, zero-padded to at least min_len, for
+  // in-place bit writes (SETBIT, BITFIELD). Valid until the key changes.
+  // REQUIRES: `key` holds a string here.
+  std::string* StringBytesForWrite(std::string_view key, size_t min_len);
   // REQUIRES: e is a string. Integer value if the string is one.
   static bool StringAsInteger(const Entry* e, int64_t* out);
 

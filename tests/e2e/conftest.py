@@ -67,12 +67,60 @@ def wait_blocked(srv, n, timeout=5.0):
         raise AssertionError(f"{n} clients never blocked")
 
 
+def norm_reply(v):
+    """A reply with errors turned into comparable ("error", text) pairs."""
+    if isinstance(v, RespError):
+        return ("error", str(v))
+    if isinstance(v, list):
+        return [norm_reply(x) for x in v]
+    return v
+
+
+def run_seeded_script(srv, seed, n, random_op, setup=(), finals=()):
+    """Runs `setup`, then n commands drawn by random_op(rng) from a Random(seed), then
+    `finals` over one raw connection; returns the (command, normalised reply) pairs."""
+    import random
+    rng = random.Random(seed)
+    c = srv.raw()
+    for cmd in setup:
+        c.cmd(*cmd)
+    out = []
+    for _ in range(n):
+        cmd = random_op(rng)
+        out.append((cmd, norm_reply(c.cmd(*cmd))))
+    for cmd in finals:
+        out.append((cmd, norm_reply(c.cmd(*cmd))))
+    return out
+
+
 def assert_same_replies(ours, theirs):
     """The (command, reply) pairs of one seeded script run on feedkv and on Redis 7,
     compared command by command (the first difference names its command)."""
     assert len(ours) == len(theirs)
     for a, b in zip(ours, theirs):
         assert a == b, f"command {a[0]}: feedkv {a[1]!r} != redis {b[1]!r}"
+
+
+def watch_outcomes(srv, key, changes, read):
+    """For each change: client A WATCHes `key`, client B runs the change, then A runs
+    MULTI, `read` (a command list) and EXEC. Returns, per change, B's reply (or error
+    text) and A's EXEC result or "aborted" — what WATCH tests compare with Redis 7."""
+    a, b = srv.client(), srv.client()
+    out = []
+    for change in changes:
+        with a.pipeline(transaction=True) as p:
+            p.watch(key)
+            try:
+                out.append((change, b.execute_command(*change)))
+            except redis.ResponseError as e:
+                out.append((change, str(e)))
+            p.multi()
+            p.execute_command(*read)
+            try:
+                out.append((change, p.execute()))
+            except redis.WatchError:
+                out.append((change, "aborted"))
+    return out
 
 
 def server_binary():

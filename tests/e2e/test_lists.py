@@ -14,9 +14,9 @@ import random
 import time
 
 import pytest
-import redis
 
-from conftest import RespError, assert_same_replies, is_real_redis, wait_blocked
+from conftest import (assert_same_replies, is_real_redis, norm_reply, run_seeded_script, wait_blocked,
+                      watch_outcomes)
 
 feedkv_only = pytest.mark.skipif(is_real_redis(), reason="feedkv extension")
 
@@ -24,14 +24,6 @@ VALUES = ["a", "b", "c", "", "1", "-1", "x" * 70, "y" * 300, "é", "a"]
 INDEXES = ["0", "1", "-1", "2", "-2", "5", "-100", "100", "9223372036854775807",
            "-9223372036854775808", "x", "1.5", ""]
 COUNTS = ["0", "1", "2", "3", "-1", "-2", "10", "9223372036854775807", "-9223372036854775808", "x"]
-
-
-def norm(v):
-    if isinstance(v, RespError):
-        return ("error", str(v))
-    if isinstance(v, list):
-        return [norm(x) for x in v]
-    return v
 
 
 def random_op(rng):
@@ -100,16 +92,8 @@ def random_op(rng):
 
 
 def run_script(srv, seed, n):
-    rng = random.Random(seed)
-    c = srv.raw()
-    c.cmd("SET", "str", "x")
-    out = []
-    for _ in range(n):
-        cmd = random_op(rng)
-        out.append((cmd, norm(c.cmd(*cmd))))
-    for key in ("l1", "l2", "l3", "new"):
-        out.append((key, norm(c.cmd("LRANGE", key, "0", "-1"))))
-    return out
+    return run_seeded_script(srv, seed, n, random_op, setup=[["SET", "str", "x"]],
+                             finals=[["LRANGE", k, "0", "-1"] for k in ("l1", "l2", "l3", "new")])
 
 
 @pytest.mark.parametrize("seed", [1, 2, 3])
@@ -129,7 +113,7 @@ def test_resp3_and_config_match_redis(server, redis7_server):
                     ["LPOS", "nokey", "c"], ["LPOS", "nokey", "c", "COUNT", "1"],
                     ["CONFIG", "SET", "list-max-ziplist-size", "5"], ["CONFIG", "GET", "list-max-listpack-size"],
                     ["CONFIG", "SET", "list-max-listpack-size", "-2"]):
-            out.append(norm(c.cmd(*cmd)))
+            out.append(norm_reply(c.cmd(*cmd)))
         return out
     assert script(server) == script(redis7_server)
 
@@ -200,7 +184,7 @@ def blocking_script(srv):
     out.append(c.cmd("BLPOP", "s", "0"))
     out.append(c.cmd("BLMOVE", "q", "s", "LEFT", "LEFT", "0"))
     out.append(c.cmd("BLPOP", "q", "-1"))
-    return [norm(x) for x in out]
+    return [norm_reply(x) for x in out]
 
 
 def test_blocking_commands_match_redis(server, redis7_server):
@@ -215,24 +199,14 @@ def test_a_timeout_answers_after_its_time(server):
 
 
 def test_watch_sees_real_changes_only(server, redis7_server):
+    changes = (["RPUSH", "w", "4"], ["LPUSHX", "nokey", "x"], ["LREM", "w", "0", "nope"],
+               ["LTRIM", "w", "0", "-1"], ["LINSERT", "w", "BEFORE", "nope", "x"],
+               ["LSET", "w", "0", "z"], ["LPOS", "w", "z"], ["LMOVE", "w", "w", "LEFT", "RIGHT"],
+               ["LPOP", "w", "0"], ["RPOP", "w"])
+
     def script(srv):
-        a, b = srv.client(), srv.client()
-        b.rpush("w", "1", "2", "3")
-        out = []
-        for change in (["RPUSH", "w", "4"], ["LPUSHX", "nokey", "x"], ["LREM", "w", "0", "nope"],
-                       ["LTRIM", "w", "0", "-1"], ["LINSERT", "w", "BEFORE", "nope", "x"],
-                       ["LSET", "w", "0", "z"], ["LPOS", "w", "z"], ["LMOVE", "w", "w", "LEFT", "RIGHT"],
-                       ["LPOP", "w", "0"], ["RPOP", "w"]):
-            with a.pipeline(transaction=True) as p:
-                p.watch("w")
-                out.append((change, b.execute_command(*change)))
-                p.multi()
-                p.llen("w")
-                try:
-                    out.append((change, p.execute()))
-                except redis.WatchError:
-                    out.append((change, "aborted"))
-        return out
+        srv.client().rpush("w", "1", "2", "3")
+        return watch_outcomes(srv, "w", changes, ["LLEN", "w"])
     assert script(server) == script(redis7_server)
 
 
