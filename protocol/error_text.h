@@ -246,4 +246,11 @@ inline constexpr char kBitfieldType[] =
     "ERR Invalid bitfield type. Use something like i16 u8. Note that u64 is not supported but i64 is.";
 inline constexpr char kBitfieldRoWrite[] = "ERR BITFIELD_RO only supports the GET subcommand";
 
+// HyperLogLog (hyperloglog.c)
+inline constexpr char kHllNotValid[] = "WRONGTYPE Key is not a valid HyperLogLog string value.";
+inline constexpr char kHllCorrupt[] = "INVALIDOBJ Corrupted HLL object detected";
+inline constexpr char kHllNoKey[] = "ERR The specified key does not exist";
+inline constexpr char kHllNotSparse[] = "ERR HLL encoding is not sparse";
+inline constexpr char kHllDebugUnknown[] = "ERR Unknown PFDEBUG subcommand '{}'";
+
 }  // namespace feedkv::protocol::err

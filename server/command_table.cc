@@ -61,7 +61,7 @@ CommandTable::CommandTable() {
       StringCommands(),     TransactionCommands(), SetCommands(),      LongSetCommands(),
       ZsetCommands(),       ZsetRangeCommands(),  ZsetPopCommands(),  ZsetAlgebraCommands(),
       FeedCommands(),       FeedReadCommands(),   HashCommands(),     ListCommands(),
-      ListPopCommands(),    BitmapCommands(),
+      ListPopCommands(),    BitmapCommands(),     HyperLogLogCommands(),
       CounterCommands(),    PersistenceCommands(), ClusterCommands(),
       ReplicationCommands(),
   };

@@ -468,6 +468,7 @@ Config::Config() {
   Memory("zset-max-listpack-value", &ServerConfig::zset_max_listpack_value, true);
   Int("hash-max-listpack-entries", &ServerConfig::hash_max_listpack_entries, 0, INT64_MAX, true);
   Memory("hash-max-listpack-value", &ServerConfig::hash_max_listpack_value, true);
+  Memory("hll-sparse-max-bytes", &ServerConfig::hll_sparse_max_bytes, true);
   Int("list-max-listpack-size", &ServerConfig::list_max_listpack_size, INT32_MIN, INT32_MAX, true);
   // Where the server writes files: CONFIG SET may change these only when
   // enable-protected-configs allows it (Redis 7's PROTECTED_CONFIG list).

@@ -157,6 +157,8 @@ struct ServerConfig {
   int64_t hash_max_listpack_value = 64;
   // Lists: a chunk's limit (storage/list_value.h): -1..-5 bytes, else elements
   int64_t list_max_listpack_size = -2;
+  // HyperLogLog: the sparse encoding's limit (storage/hyperloglog.h)
+  int64_t hll_sparse_max_bytes = 3000;
   // Redis 7.0 settings accepted with Redis's validation that change nothing
   // in feedkv (server/config_compat.cc; docs/configuration.md lists them):
   // name -> the value CONFIG GET shows.

@@ -161,7 +161,6 @@ const CompatSetting kSettings[] = {
     {"cluster-link-sendbuf-limit", nullptr, Kind::kMemory, "0", 0, kLongMax},
     {"active-defrag-ignore-bytes", nullptr, Kind::kMemory, "104857600", 1, kLongMax},
     {"stream-node-max-bytes", nullptr, Kind::kMemory, "4096", 0, kLongMax},
-    {"hll-sparse-max-bytes", nullptr, Kind::kMemory, "3000", 0, kLongMax},
     {"auto-aof-rewrite-min-size", nullptr, Kind::kMemory, "67108864", 0, kLongMax},
 };
 
