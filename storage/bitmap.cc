@@ -10,12 +10,21 @@ namespace {
 
 uint8_t Byte(std::string_view s, uint64_t i) { return static_cast<uint8_t>(s[i]); }
 
+// Set bits of a 64-bit word, SWAR style: the x86-64 baseline has no POPCNT
+// instruction, and std::popcount would call libgcc's table walk per word.
+uint64_t WordBits(uint64_t w) {
+  w = w - ((w >> 1) & 0x5555555555555555ULL);
+  w = (w & 0x3333333333333333ULL) + ((w >> 2) & 0x3333333333333333ULL);
+  w = (w + (w >> 4)) & 0x0f0f0f0f0f0f0f0fULL;
+  return (w * 0x0101010101010101ULL) >> 56;
+}
+
 uint64_t PopCount(const char* p, size_t n) {
   uint64_t count = 0;
   for (; n >= 8; p += 8, n -= 8) {
     uint64_t w;
     std::memcpy(&w, p, 8);
-    count += static_cast<uint64_t>(std::popcount(w));
+    count += WordBits(w);
   }
   for (; n > 0; ++p, --n) count += static_cast<uint64_t>(std::popcount(static_cast<uint8_t>(*p)));
   return count;

@@ -362,9 +362,10 @@ bool ToDense(std::string* s) {
   return true;
 }
 
-uint64_t Count(const Registers regs) {
-  int histo[64] = {0};
-  for (int i = 0; i < kRegisters; ++i) ++histo[regs[i] & 63];
+namespace {
+
+// Ertl's improved estimator over a register histogram, as Redis's hllCount.
+uint64_t Estimate(const int (&histo)[64]) {
   const double m = kRegisters;
   double z = m * Tau((m - histo[kQ + 1]) / m);
   for (int j = kQ; j >= 1; --j) {
@@ -373,6 +374,26 @@ uint64_t Count(const Registers regs) {
   }
   z += m * Sigma(histo[0] / m);
   return static_cast<uint64_t>(std::llroundl(kAlphaInf * m * m / z));
+}
+
+}  // namespace
+
+uint64_t Count(const Registers regs) {
+  int histo[64] = {0};
+  for (int i = 0; i < kRegisters; ++i) ++histo[regs[i] & 63];
+  return Estimate(histo);
+}
+
+bool CountOf(std::string_view s, uint64_t* count) {
+  int histo[64] = {0};
+  if (IsSparse(s)) {
+    if (!WalkSparse(s, [&](int, int len, uint8_t value) { histo[value & 63] += len; })) return false;
+  } else {
+    const auto* p = reinterpret_cast<const uint8_t*>(s.data() + kHeaderSize);
+    for (int i = 0; i < kRegisters; ++i) ++histo[DenseGet(p, i)];
+  }
+  *count = Estimate(histo);
+  return true;
 }
 
 bool CachedCount(std::string_view s, uint64_t* count) {

@@ -67,6 +67,9 @@ bool ToDense(std::string* s);
 
 // Cardinality estimate from registers.
 uint64_t Count(const Registers regs);
+// The estimate of one HLL straight from its bytes (the register histogram is read off
+// the opcodes of a sparse one, without unpacking it): false if corrupt.
+bool CountOf(std::string_view s, uint64_t* count);
 
 // The cached count: false when stale.
 bool CachedCount(std::string_view s, uint64_t* count);

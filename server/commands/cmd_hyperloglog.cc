@@ -18,24 +18,39 @@ namespace feedkv::server {
 
 namespace {
 
-// The HLL string at `key`: false after an error reply (another type, or a string
-// that is not an HLL); *found false when the key is missing.
-bool LookupHll(CommandContext& ctx, std::string_view key, bool read, std::string* out, bool* found) {
+// The HLL string at `key`, viewed (valid until the key changes): false after an
+// error reply (another type, or a string that is not an HLL); *found false when
+// the key is missing.
+bool LookupHll(CommandContext& ctx, std::string_view key, bool read, std::string_view* out, bool* found,
+               Entry** entry = nullptr) {
   Entry* e = read ? ctx.LookupRead(ctx.db(), key, ctx.now_ms()) : ctx.db().Lookup(key, ctx.now_ms());
+  if (entry != nullptr) *entry = e;
   *found = e != nullptr;
   if (e == nullptr) return true;
   if (e->type != ValueType::kString) {
     ctx.WrongType();
     return false;
   }
-  // An integer-encoded value is never an HLL (as Redis's sdsEncodedObject test).
-  char buf[Database::kIntBufSize];
-  const std::string_view s = Database::StringValue(e, buf);
-  if (e->encoding == kEncInt || !hll::LooksValid(s)) {
+  // An integer-encoded value is never an HLL (as Redis's sdsEncodedObject test), so
+  // the view below never needs a scratch buffer.
+  if (e->encoding == kEncInt) {
     ctx.Error(protocol::err::kHllNotValid);
     return false;
   }
-  out->assign(s);
+  char unused[Database::kIntBufSize];
+  *out = Database::StringValue(e, unused);
+  if (!hll::LooksValid(*out)) {
+    ctx.Error(protocol::err::kHllNotValid);
+    return false;
+  }
+  return true;
+}
+
+// The same, copied for editing.
+bool LookupHll(CommandContext& ctx, std::string_view key, bool read, std::string* out, bool* found) {
+  std::string_view view;
+  if (!LookupHll(ctx, key, read, &view, found)) return false;
+  out->assign(view);
   return true;
 }
 
@@ -43,9 +58,11 @@ size_t SparseMaxBytes(const CommandContext& ctx) {
   return static_cast<size_t>(ctx.server.cfg().hll_sparse_max_bytes);
 }
 
-// Stores a changed HLL back, keeping the key's TTL.
+// Stores a changed HLL back, keeping the key's TTL, raw-encoded as Redis keeps an
+// HLL (OBJECT ENCODING "raw", however short).
 void StoreHll(CommandContext& ctx, std::string_view key, const std::string& hll) {
   ctx.db().SetString(key, hll, kNoExpire, true);
+  ctx.db().StringBytesForWrite(key, 0);
 }
 
 // PFADD key [element ...]
@@ -76,7 +93,7 @@ void PfCount(CommandContext& ctx) {
   if (ctx.argc() > 2) {
     hll::Registers max = {};
     for (size_t j = 1; j < ctx.argc(); ++j) {
-      std::string hll;
+      std::string_view hll;
       bool found;
       if (!LookupHll(ctx, ctx.arg(j), true, &hll, &found)) return;
       if (found && !hll::MergeInto(hll, max)) return ctx.Error(protocol::err::kHllCorrupt);
@@ -84,17 +101,18 @@ void PfCount(CommandContext& ctx) {
     return ctx.reply.Integer(static_cast<int64_t>(hll::Count(max)));
   }
   const std::string_view key = ctx.arg(1);
-  std::string hll;
+  std::string_view hll;
   bool found;
-  if (!LookupHll(ctx, key, true, &hll, &found)) return;
+  Entry* e;
+  if (!LookupHll(ctx, key, true, &hll, &found, &e)) return;
   if (!found) return ctx.reply.Integer(0);
   uint64_t count;
   if (!hll::CachedCount(hll, &count)) {
-    hll::Registers regs;
-    if (!hll::Decode(hll, regs)) return ctx.Error(protocol::err::kHllCorrupt);
-    count = hll::Count(regs);
+    if (!hll::CountOf(hll, &count)) return ctx.Error(protocol::err::kHllCorrupt);
     // The count is cached in the string, as Redis: a change WATCH sees.
-    std::string* bytes = ctx.db().StringBytesForWrite(key, 0);
+    // In place when the value is a heap string (as PFADD leaves it): the same
+    // size, so nothing to account, and no second lookup.
+    std::string* bytes = e->encoding == kEncRaw ? e->v.raw : ctx.db().StringBytesForWrite(key, 0);
     hll::SetCachedCount(bytes, count);
     ctx.Touched(ctx.client.db, key);
     ctx.Dirty();
@@ -108,7 +126,7 @@ void PfMerge(CommandContext& ctx) {
   hll::Registers max = {};
   bool any_dense = false;
   for (size_t j = 1; j < ctx.argc(); ++j) {
-    std::string hll;
+    std::string_view hll;
     bool found;
     if (!LookupHll(ctx, ctx.arg(j), true, &hll, &found)) return;
     if (!found) continue;
