@@ -253,4 +253,12 @@ inline constexpr char kHllNoKey[] = "ERR The specified key does not exist";
 inline constexpr char kHllNotSparse[] = "ERR HLL encoding is not sparse";
 inline constexpr char kHllDebugUnknown[] = "ERR Unknown PFDEBUG subcommand '{}'";
 
+// DUMP / RESTORE (cluster.c)
+inline constexpr char kBusyKey[] = "BUSYKEY Target key name already exists.";
+inline constexpr char kRestoreTtl[] = "ERR Invalid TTL value, must be >= 0";
+inline constexpr char kRestoreIdleTime[] = "ERR Invalid IDLETIME value, must be >= 0";
+inline constexpr char kRestoreFreq[] = "ERR Invalid FREQ value, must be >= 0 and <= 255";
+inline constexpr char kDumpPayload[] = "ERR DUMP payload version or checksum are wrong";
+inline constexpr char kBadDataFormat[] = "ERR Bad data format";
+
 }  // namespace feedkv::protocol::err

@@ -61,7 +61,7 @@ CommandTable::CommandTable() {
       StringCommands(),     TransactionCommands(), SetCommands(),      LongSetCommands(),
       ZsetCommands(),       ZsetRangeCommands(),  ZsetPopCommands(),  ZsetAlgebraCommands(),
       FeedCommands(),       FeedReadCommands(),   HashCommands(),     ListCommands(),
-      ListPopCommands(),    BitmapCommands(),     HyperLogLogCommands(),
+      ListPopCommands(),    BitmapCommands(),     HyperLogLogCommands(), DumpCommands(),
       CounterCommands(),    PersistenceCommands(), ClusterCommands(),
       ReplicationCommands(),
   };

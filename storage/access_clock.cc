@@ -50,6 +50,13 @@ uint32_t AccessClock::Touch(uint32_t stamp) {
   return (lfu_minutes_ << 8) | counter;
 }
 
+uint32_t AccessClock::StampIdle(uint64_t idle_s) const {
+  // The 24-bit clock wraps: an access further back than the clock lands before zero.
+  const uint64_t idle = idle_s % (uint64_t{kLruMax} + 1);
+  return lru_clock_ >= idle ? static_cast<uint32_t>(lru_clock_ - idle)
+                            : static_cast<uint32_t>(lru_clock_ + kLruMax - idle);
+}
+
 uint64_t AccessClock::IdleMs(uint32_t stamp) const {
   // Redis's estimateObjectIdleTime: the 24-bit clock wraps about every 194 days.
   const uint64_t ticks = lru_clock_ >= stamp ? lru_clock_ - stamp : lru_clock_ + (kLruMax - stamp);

@@ -42,6 +42,10 @@ class AccessClock {
   uint64_t IdleMs(uint32_t stamp) const;
   // LFU: the counter of `stamp` after the decay due now (LFUDecrAndReturn).
   uint32_t Frequency(uint32_t stamp) const;
+  // RESTORE ... IDLETIME / FREQ (Redis's objectSetLRUOrLFU): the stamp of a key
+  // last used `idle_s` seconds ago (LRU), or with counter `freq` now (LFU).
+  uint32_t StampIdle(uint64_t idle_s) const;
+  uint32_t StampFrequency(uint8_t freq) const { return (lfu_minutes_ << 8) | freq; }
 
  private:
   uint32_t LfuMinutesSince(uint32_t minutes) const;

@@ -106,6 +106,12 @@ class Database {
   // LRU: milliseconds since the key's last access; LFU: its decayed counter.
   uint64_t IdleMs(const Entry* e) const { return clock_ ? clock_->IdleMs(e->access) : 0; }
   uint32_t Frequency(const Entry* e) const { return clock_ ? clock_->Frequency(e->access) : 0; }
+  // RESTORE's IDLETIME (seconds, LRU policies) or FREQ (LFU policies); -1: not given.
+  void RestoreAccess(Entry* e, int64_t idle_s, int64_t freq) {
+    if (clock_ == nullptr) return;
+    if (clock_->lfu() && freq >= 0) e->access = clock_->StampFrequency(static_cast<uint8_t>(freq)) & AccessClock::kLruMax;
+    if (!clock_->lfu() && idle_s >= 0) e->access = clock_->StampIdle(static_cast<uint64_t>(idle_s));
+  }
   // Returns the entry whether or not it has expired (for replicas and loading).
   Entry* Find(std::string_view key) const;
 
