@@ -274,13 +274,22 @@ bool LfuPolicy(const CommandContext& ctx) {
   return ctx.server.cfg().maxmemory_policy.find("lfu") != std::string::npos;
 }
 
-std::string_view EncodingName(const Entry* e) {
+std::string_view EncodingName(const CommandContext& ctx, const Entry* e) {
   switch (e->encoding) {
     case kEncInt: return "int";
     case kEncEmbedded: return e->v.len <= kEmbstrMax ? "embstr" : "raw";
     case kEncRaw: return "raw";
-    default: return Database::GetObject(e)->encoding();
+    default: break;
   }
+  // A longset no bigger than set-max-intset-entries is what Redis 7.0 keeps as an
+  // intset, and answers so; a bigger one keeps feedkv's own name (docs/longset.md).
+  if (e->type == ValueType::kSet) {
+    const auto* set = static_cast<const SetValue*>(Database::GetObject(e));
+    if (set->is_longset() && static_cast<int64_t>(set->size()) <= ctx.server.cfg().set_max_intset_entries) {
+      return "intset";
+    }
+  }
+  return Database::GetObject(e)->encoding();
 }
 
 int64_t RefCount(const CommandContext& ctx, const Entry* e) {
@@ -331,7 +340,7 @@ void ObjectCmd(CommandContext& ctx) {
       " Please note that when switching between policies at runtime LRU and LFU data will take "
       "some time to adjust.";
   if (EqualsIgnoreCase(sub, "ENCODING")) {
-    ctx.reply.Bulk(EncodingName(e));
+    ctx.reply.Bulk(EncodingName(ctx, e));
   } else if (EqualsIgnoreCase(sub, "REFCOUNT")) {
     ctx.reply.Integer(RefCount(ctx, e));
   } else if (EqualsIgnoreCase(sub, "IDLETIME")) {
