@@ -56,6 +56,9 @@ struct Client {
   // command keeps instead of its timeout argument, as a Redis client stays
   // blocked with its first deadline. -1 on a first run.
   int64_t retry_deadline_ms = -1;
+  // While a parked command runs again after its wait ended: its arrival order
+  // among the waiters, kept if it parks again (WaitingClients). 0 otherwise.
+  uint64_t retry_seq = 0;
 
   // MULTI/EXEC.
   bool in_multi = false;

@@ -18,8 +18,9 @@ WaitingClients::~WaitingClients() { *alive_ = false; }
 void WaitingClients::Park(Client& client, WaitCondition cond, int64_t timeout_ms, DoneFn done) {
   const uint64_t id = client.id;
   Forget(id);  // a client parks one command at a time
-  Parked p{std::move(cond), timeout_ms > 0 ? NowMs() + timeout_ms : 0, std::move(done), next_seq_++,
-           &client};
+  // A command that runs again after its wait ended and parks again keeps its place.
+  const uint64_t seq = client.retry_seq != 0 ? client.retry_seq : next_seq_++;
+  Parked p{std::move(cond), timeout_ms > 0 ? NowMs() + timeout_ms : 0, std::move(done), seq, &client};
   client.blocked = true;
   switch (p.cond.what) {
     case WaitFor::kLogWritten:
@@ -34,7 +35,12 @@ void WaitingClients::Park(Client& client, WaitCondition cond, int64_t timeout_ms
       for (const std::string& key : p.cond.keys) {
         std::vector<uint64_t>& waiters = by_key_[{p.cond.db, key}];
         // A key named twice (BZPOPMIN k k 0) indexes its waiter once.
-        if (waiters.empty() || waiters.back() != id) waiters.push_back(id);
+        if (std::find(waiters.begin(), waiters.end(), id) != waiters.end()) continue;
+        // In arrival order (a waiter parking again goes back to its place).
+        auto at = std::upper_bound(waiters.begin(), waiters.end(), seq, [this](uint64_t s, uint64_t other) {
+          return s < parked_.at(other).seq;
+        });
+        waiters.insert(at, id);
       }
       break;
   }
@@ -103,17 +109,19 @@ void WaitingClients::End(uint64_t id, WaitEnd end) {
     protocol::ReplyWriter(&client.out, client.resp).Error(protocol::err::kUnblocked);
     server_.CountError(protocol::err::kUnblocked);
   } else {
+    client.retry_seq = p.seq;
     p.done(client, end);
+    client.retry_seq = 0;
   }
   // `done` may have parked the client again (a waiter that lost its race).
   if (!client.blocked) server_.ResumeClient(id, /*command_ended=*/true);
 }
 
-void WaitingClients::EndLater(std::vector<uint64_t> ids) {
+void WaitingClients::EndLater(std::vector<uint64_t> ids, bool until_one_parks_again) {
   // Never inside the caller: a condition reported from a command (a push that
   // readies a key) is served after that command, as Redis serves ready keys
   // after the command that readied them.
-  boost::asio::post(server_.io(), [this, alive = alive_, ids = std::move(ids)] {
+  boost::asio::post(server_.io(), [this, alive = alive_, ids = std::move(ids), until_one_parks_again] {
     if (!*alive) return;
     for (uint64_t id : ids) {
       auto it = parked_.find(id);
@@ -121,6 +129,9 @@ void WaitingClients::EndLater(std::vector<uint64_t> ids) {
                                   it->second.cond.what == WaitFor::kAsyncDone ||
                                   Holds(it->second.cond))) {
         End(id, WaitEnd::kReady);
+        // A waiter that found the key empty again parked again: the key has
+        // nothing left for the ones behind it, which stay parked where they are.
+        if (until_one_parks_again && IsParked(id)) break;
       }
     }
   });
@@ -214,8 +225,10 @@ void WaitingClients::AsyncDone(uint64_t token) {
 void WaitingClients::KeyReady(int db, const std::string& key) {
   auto it = by_key_.find({db, key});
   if (it == by_key_.end()) return;
-  // In arrival order: the first waiter is served first.
-  EndLater(it->second);
+  // In arrival order: the first waiter is served first, and only as many are
+  // woken as find something (each served pop readies the key again), so a push
+  // to a key with a thousand waiters wakes one or two, not a thousand.
+  EndLater(it->second, /*until_one_parks_again=*/true);
 }
 
 bool WaitingClients::Unblock(uint64_t client_id, WaitEnd how) {

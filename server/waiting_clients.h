@@ -139,7 +139,7 @@ class WaitingClients {
   void End(uint64_t id, WaitEnd end);
   void Unindex(uint64_t id, const Parked& p);
   // Ends, in the next loop turn, the parked commands in `ids` whose condition holds.
-  void EndLater(std::vector<uint64_t> ids);
+  void EndLater(std::vector<uint64_t> ids, bool until_one_parks_again = false);
   void ReleaseHolds(WaitFor what, uint64_t offset);
   void ArmTimer();
   void OnTimer();

@@ -292,3 +292,22 @@ def test_memory_usage_counts_lists(r):
     small = r.memory_usage("small")
     r.rpush("large", *(["v" * 100] * 10000))
     assert r.memory_usage("large", samples=0) > 10000 * 100 > small
+
+
+def test_waiters_on_one_key_are_served_in_arrival_order_one_push_at_a_time(server, redis7_server):
+    def script(srv):
+        ws = [srv.raw() for _ in range(4)]
+        c = srv.raw()
+        for i, w in enumerate(ws):
+            w.send_command("BLPOP", "fair", "5")
+            wait_blocked(srv, i + 1)
+        out = []
+        for i, v in enumerate(("a", "b", "c")):
+            out.append(c.cmd("LPUSH", "fair", v))
+            out.append(ws[i].read_reply())
+            wait_blocked(srv, 3 - i)  # the ones behind stay blocked, in their places
+        out.append(c.cmd("RPUSH", "fair", "d", "e"))
+        out.append(ws[3].read_reply())
+        out.append(c.cmd("LRANGE", "fair", "0", "-1"))
+        return out
+    assert script(server) == script(redis7_server)
