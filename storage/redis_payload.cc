@@ -70,7 +70,11 @@ bool CheckFooter(std::string_view payload, std::string_view* body) {
 
 bool LzfDecompress(std::string_view in, size_t out_len, std::string* out) {
   out->clear();
-  out->reserve(out_len);
+  // A claimed length LZF cannot reach from this input is refused before anything
+  // is allocated (a back reference of 2 bytes expands to at most 264), and the
+  // output grows only with what is really decoded: a tiny payload claiming 4 GB
+  // costs nothing.
+  if (out_len > in.size() * 132 + 32) return false;
   size_t ip = 0;
   while (ip < in.size()) {
     const uint8_t ctrl = U8(in, ip++);

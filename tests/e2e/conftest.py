@@ -101,6 +101,12 @@ def assert_same_replies(ours, theirs):
         assert a == b, f"command {a[0]}: feedkv {a[1]!r} != redis {b[1]!r}"
 
 
+def aof_log_bytes(srv):
+    """The bytes of srv's AOF segments (appendonlydir/appendonly.aof.N), in order."""
+    return b"".join(p.read_bytes() for p in sorted((srv.dir / "appendonlydir").glob("appendonly.aof.*"))
+                    if p.name[-1].isdigit())
+
+
 def watch_outcomes(srv, key, changes, read):
     """For each change: client A WATCHes `key`, client B runs the change, then A runs
     MULTI, `read` (a command list) and EXEC. Returns, per change, B's reply (or error

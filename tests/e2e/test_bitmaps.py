@@ -23,6 +23,16 @@ VALUES = ["0", "1", "-1", "127", "128", "255", "256", "-128", "-129", "65535",
           "9223372036854775807", "-9223372036854775808", "x"]
 
 
+def range_args(rng, n):
+    """n trailing arguments of BITCOUNT/BITPOS: up to two range ends, a unit, junk."""
+    args = [rng.choice(RANGE) for _ in range(min(n, 2))]
+    if n >= 3:
+        args.append(rng.choice(["BIT", "BYTE", "bit", "nibble"]))
+    if n == 4:
+        args.append("x")
+    return args
+
+
 def random_op(rng):
     key = rng.choice(["b1", "b1", "b2", "b3", "num"])
     p = rng.random()
@@ -32,23 +42,10 @@ def random_op(rng):
     if p < 0.33:
         return ["GETBIT", key, rng.choice(OFFSETS + [str(rng.randrange(2000))])]
     if p < 0.45:
-        cmd = ["BITCOUNT", key]
-        n = rng.choice([0, 1, 2, 2, 3, 4])
-        cmd += [rng.choice(RANGE) for _ in range(min(n, 2))]
-        if n >= 3:
-            cmd.append(rng.choice(["BIT", "BYTE", "bit", "nibble"]))
-        if n == 4:
-            cmd.append("x")
-        return cmd
+        return ["BITCOUNT", key, *range_args(rng, rng.choice([0, 1, 2, 2, 3, 4]))]
     if p < 0.60:
-        cmd = ["BITPOS", key, rng.choice(["0", "1", "1", "2", "x"])]
-        n = rng.choice([0, 1, 2, 3, 3, 4])
-        cmd += [rng.choice(RANGE) for _ in range(min(n, 2))]
-        if n >= 3:
-            cmd.append(rng.choice(["BIT", "BYTE", "bit", "nibble"]))
-        if n == 4:
-            cmd.append("x")
-        return cmd
+        return ["BITPOS", key, rng.choice(["0", "1", "1", "2", "x"]),
+                *range_args(rng, rng.choice([0, 1, 2, 3, 3, 4]))]
     if p < 0.70:
         op = rng.choice(["AND", "OR", "XOR", "NOT", "and", "NAND"])
         srcs = rng.sample(["b1", "b2", "b3", "num", "nokey"], rng.choice([1, 1, 2, 3]))

@@ -14,7 +14,7 @@ import random
 import pytest
 import redis
 
-from conftest import RespError, assert_same_replies, is_real_redis, watch_outcomes
+from conftest import aof_log_bytes, RespError, assert_same_replies, is_real_redis, watch_outcomes
 
 feedkv_only = pytest.mark.skipif(is_real_redis(), reason="feedkv extension")
 
@@ -253,8 +253,7 @@ def test_hincrbyfloat_is_logged_as_the_value_it_set(start_server, tmp_path):
     c = srv.client()
     c.hincrbyfloat("h", "f", 0.1)
     c.hincrbyfloat("h", "f", "1e-3")
-    log = b"".join(p.read_bytes() for p in sorted((srv.dir / "appendonlydir").glob("appendonly.aof.*"))
-                   if p.name[-1].isdigit())
+    log = aof_log_bytes(srv)
     assert b"HINCRBYFLOAT" not in log.upper()
     assert b"0.101" in log
 

@@ -15,8 +15,8 @@ import time
 
 import pytest
 
-from conftest import (assert_same_replies, is_real_redis, norm_reply, run_seeded_script, wait_blocked,
-                      watch_outcomes)
+from conftest import (aof_log_bytes, assert_same_replies, is_real_redis, norm_reply, run_seeded_script,
+                      wait_blocked, watch_outcomes)
 
 feedkv_only = pytest.mark.skipif(is_real_redis(), reason="feedkv extension")
 
@@ -276,8 +276,7 @@ def test_served_blocking_commands_are_logged_as_plain_ones(start_server):
     c.rpush("q2", "x")
     assert w.read_reply() == b"x"
     c.execute_command("BLMPOP", "0", "1", "q", "RIGHT", "COUNT", "5")
-    aof = b"".join(p.read_bytes() for p in sorted((srv.dir / "appendonlydir").glob("appendonly.aof.*"))
-                   if p.name[-1].isdigit())
+    aof = aof_log_bytes(srv)
     assert b"BLPOP" not in aof.upper() and b"BLMOVE" not in aof.upper() and b"BLMPOP" not in aof.upper()
     assert b"LMOVE" in aof and b"RPOP" in aof
     assert srv.stop() == []

@@ -17,7 +17,7 @@ import random
 import pytest
 import redis
 
-from conftest import RespError, assert_same_replies, is_real_redis, wait_blocked
+from conftest import aof_log_bytes, RespError, assert_same_replies, is_real_redis, wait_blocked
 
 feedkv_only = pytest.mark.skipif(is_real_redis(), reason="feedkv extension")
 
@@ -381,8 +381,7 @@ def test_served_blocking_pop_is_logged_as_a_plain_pop(start_server):
     c.zadd("q", {"a": 1, "b": 2})
     assert w.read_reply() == [b"q", b"a", b"1"]
     c.execute_command("ZMPOP", 1, "q", "MAX", "COUNT", 5)
-    aof = b"".join(p.read_bytes() for p in sorted((srv.dir / "appendonlydir").glob("appendonly.aof.*"))
-                   if p.name[-1].isdigit())
+    aof = aof_log_bytes(srv)
     assert b"BZPOPMIN" not in aof and b"ZMPOP" not in aof
     assert b"ZPOPMIN" in aof and b"ZPOPMAX" in aof
     assert srv.stop() == []

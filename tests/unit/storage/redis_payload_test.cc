@@ -75,6 +75,8 @@ TEST(RedisPayloadTest, ReadsRedisIntegerAndLzfStrings) {
   std::string out;
   EXPECT_FALSE(LzfDecompress(std::string("\x80\x05", 2), 7, &out));  // reference before the start
   EXPECT_FALSE(LzfDecompress(std::string("\x05" "ab", 3), 6, &out));  // literal past the input
+  EXPECT_FALSE(LzfDecompress(std::string("\x00" "a", 2), size_t{1} << 32, &out));  // a bomb claim
+  EXPECT_LT(out.capacity(), size_t{1} << 20);
 }
 
 TEST(RedisPayloadTest, ListpackAndIntsetReaders) {
