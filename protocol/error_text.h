@@ -247,6 +247,27 @@ inline constexpr char kBitfieldType[] =
 inline constexpr char kBitfieldRoWrite[] = "ERR BITFIELD_RO only supports the GET subcommand";
 
 // HyperLogLog (hyperloglog.c)
+// Bloom filters: RedisBloom's texts byte for byte, including those it sends
+// without an ERR prefix.
+inline constexpr char kBfBadErrorRate[] = "ERR bad error rate";
+inline constexpr char kBfErrorRateRange[] = "ERR error rate must be in the range (0.000000, 1.000000)";
+inline constexpr char kBfBadCapacity[] = "ERR bad capacity";
+inline constexpr char kBfCapacityRange[] = "ERR capacity must be in the range [1, 1073741824]";
+inline constexpr char kBfNoExpansion[] = "ERR no expansion";
+inline constexpr char kBfBadExpansion[] = "ERR bad expansion";
+inline constexpr char kBfNonscalingExpand[] = "Nonscaling filters cannot expand";
+inline constexpr char kBfExpansionRange[] = "ERR expansion must be in the range [0, 32768]";
+inline constexpr char kBfItemExists[] = "ERR item exists";
+inline constexpr char kBfNotFound[] = "ERR not found";
+inline constexpr char kBfFull[] = "ERR non scaling filter is full";
+inline constexpr char kBfInsertFailed[] = "ERR problem inserting into filter";
+inline constexpr char kBfInsertBadErrorRate[] = "Bad error rate";
+inline constexpr char kBfInsertBadExpansion[] = "Bad expansion";
+inline constexpr char kBfInsertBadCapacity[] = "Bad capacity";
+inline constexpr char kBfUnknownArgument[] = "Unknown argument received";
+inline constexpr char kBfScanDumpIterator[] = "Second argument must be numeric";
+inline constexpr char kBfLoadChunkIterator[] = "ERR Second argument must be numeric";
+inline constexpr char kBfInvalidInfo[] = "Invalid information value";
 inline constexpr char kHllNotValid[] = "WRONGTYPE Key is not a valid HyperLogLog string value.";
 inline constexpr char kHllCorrupt[] = "INVALIDOBJ Corrupted HLL object detected";
 inline constexpr char kHllNoKey[] = "ERR The specified key does not exist";

@@ -42,6 +42,12 @@ void ReplyWriter::Error(std::string_view msg) {
   out_->append("\r\n");
 }
 
+void ReplyWriter::ErrorVerbatim(std::string_view msg) {
+  out_->push_back('-');
+  for (char c : msg) out_->push_back(c == '\r' || c == '\n' ? ' ' : c);
+  out_->append("\r\n");
+}
+
 void ReplyWriter::Integer(int64_t v) { Header(':', v); }
 
 void ReplyWriter::Bulk(std::string_view s) {

@@ -24,6 +24,9 @@ class ReplyWriter {
   // `msg` is the full error text, e.g. "ERR syntax error"; a missing code
   // prefix gets "ERR " as Redis's addReplyError does. CR/LF are replaced.
   void Error(std::string_view msg);
+  // The line exactly as given (RedisModule_ReplyWithError: some modules' errors
+  // have no code word, as RedisBloom's "Bad capacity"). CR/LF are replaced.
+  void ErrorVerbatim(std::string_view msg);
   void Integer(int64_t v);
   void Bulk(std::string_view s);
   void Null();                            // RESP2 $-1, RESP3 _

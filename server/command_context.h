@@ -66,6 +66,9 @@ class CommandContext {
   // (Status messages carry no RESP prefix; an overflow's message is Redis's
   // own text). REQUIRES: !s.ok().
   void Error(const Status& s);
+  // An error line sent as given, without the "ERR " a code-less text gets
+  // (RedisBloom's texts); counted as ERR.
+  void ErrorVerbatim(std::string_view msg);
   void SyntaxError() { Error(protocol::err::kSyntax); }
   // For container commands (CONFIG, CLIENT...): Redis's text for a known
   // subcommand with arguments its handler refuses, or for an unknown one.
@@ -106,6 +109,7 @@ class CommandContext {
   const std::vector<WatchedKey>& touched() const { return touched_; }
 
  private:
+  void Failed(std::string_view msg);  // marks the call failed and counts the error
   bool failed_ = false;
   int64_t dirty_ = 0;
   std::vector<std::vector<std::string>> rewritten_;

@@ -62,6 +62,7 @@ CommandTable::CommandTable() {
       ZsetCommands(),       ZsetRangeCommands(),  ZsetPopCommands(),  ZsetAlgebraCommands(),
       FeedCommands(),       FeedReadCommands(),   HashCommands(),     ListCommands(),
       ListPopCommands(),    BitmapCommands(),     HyperLogLogCommands(), DumpCommands(),
+      BloomCommands(),
       CounterCommands(),    PersistenceCommands(), ClusterCommands(),
       ReplicationCommands(),
   };
@@ -253,7 +254,11 @@ std::vector<std::string_view> AclCategories(const CommandSpec& spec) {
   if (f & kReadOnly) r.push_back("read");
   if (group == "set") r.push_back("set");
   if (group == "sorted-set") r.push_back("sortedset");
+  if (group == "list") r.push_back("list");
+  if (group == "hash") r.push_back("hash");
   if (group == "string") r.push_back("string");
+  if (group == "bitmap") r.push_back("bitmap");
+  if (group == "hyperloglog") r.push_back("hyperloglog");
   if (f & kPubSub) r.push_back("pubsub");
   if ((f & kAdmin) || (f & kAclAdmin)) r.push_back("admin");
   if (f & kFast) {

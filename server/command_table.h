@@ -229,6 +229,7 @@ std::span<const CommandSpec> ListCommands();
 std::span<const CommandSpec> ListPopCommands();
 std::span<const CommandSpec> BitmapCommands();
 std::span<const CommandSpec> HyperLogLogCommands();
+std::span<const CommandSpec> BloomCommands();
 std::span<const CommandSpec> DumpCommands();
 std::span<const CommandSpec> CounterCommands();
 std::span<const CommandSpec> PersistenceCommands();

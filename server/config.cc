@@ -470,6 +470,7 @@ Config::Config() {
   Memory("hash-max-listpack-value", &ServerConfig::hash_max_listpack_value, true);
   Memory("hll-sparse-max-bytes", &ServerConfig::hll_sparse_max_bytes, true);
   Int("list-max-listpack-size", &ServerConfig::list_max_listpack_size, INT32_MIN, INT32_MAX, true);
+  AddBloomSettings();
   // Where the server writes files: CONFIG SET may change these only when
   // enable-protected-configs allows it (Redis 7's PROTECTED_CONFIG list).
   for (const char* name : {"dir", "dbfilename"}) entries_.at(name).protected_config = true;
@@ -487,6 +488,38 @@ Config::Config() {
   AddAlias("slave-announce-ip", "replica-announce-ip");
   AddAlias("slave-announce-port", "replica-announce-port");
   AddCompatSettings();
+}
+
+void Config::AddBloomSettings() {
+  // RedisBloom's setFloatValue/setIntegerValue: its own texts, and an error rate
+  // above 0.25 is stored as 0.25.
+  Add("bf-error-rate", {[](ServerConfig& c, std::string_view v) {
+                          double x;
+                          if (!ParseDouble(v, &x)) return Status::InvalidArgument("Invalid value for `bf-error-rate`");
+                          if (!(x > 0 && x < 1)) {
+                            return Status::InvalidArgument(
+                                "Value for `bf-error-rate` must be in the range (0.000000, 1.000000)");
+                          }
+                          c.bf_error_rate = std::min(x, 0.25);
+                          return Status::OK();
+                        },
+                        [](const ServerConfig& c) { return FormatDoubleValue(c.bf_error_rate); }, true, {}});
+  auto integer = [this](const std::string& name, int64_t ServerConfig::*f, int64_t min, int64_t max) {
+    Add(name, {[name, f, min, max](ServerConfig& c, std::string_view v) {
+                 int64_t x;
+                 if (!ParseCanonicalInt64(v, &x)) return Status::InvalidArgument(fmt::format("Invalid value for `{}`", name));
+                 if (x < min || x > max) {
+                   return Status::InvalidArgument(
+                       fmt::format("Value for `{}` must be in the range [{}, {}]", name, min, max));
+                 }
+                 c.*f = x;
+                 return Status::OK();
+               },
+               [f](const ServerConfig& c) { return std::to_string(c.*f); }, true, {}});
+  };
+  integer("bf-initial-size", &ServerConfig::bf_initial_size, 1, int64_t{1} << 30);
+  integer("bf-expansion-factor", &ServerConfig::bf_expansion_factor, 0, 32768);
+  Memory("bf-max-filter-bytes", &ServerConfig::bf_max_filter_bytes, true, 1);
 }
 
 Status Config::Set(std::string_view name, std::string_view value, bool at_runtime, bool local_client) {

@@ -159,6 +159,12 @@ struct ServerConfig {
   int64_t list_max_listpack_size = -2;
   // HyperLogLog: the sparse encoding's limit (storage/hyperloglog.h)
   int64_t hll_sparse_max_bytes = 3000;
+  // Bloom filters (docs/bloom.md): RedisBloom's module settings for filters made by
+  // an add to a missing key, and feedkv's cap on one filter's bit arrays.
+  double bf_error_rate = 0.01;
+  int64_t bf_initial_size = 100;
+  int64_t bf_expansion_factor = 2;  // 0: such filters do not scale
+  int64_t bf_max_filter_bytes = 512ll * 1024 * 1024;
   // Redis 7.0 settings accepted with Redis's validation that change nothing
   // in feedkv (server/config_compat.cc; docs/configuration.md lists them):
   // name -> the value CONFIG GET shows.
@@ -216,6 +222,8 @@ class Config {
   // The settings of server/config_compat.cc: `check` validates a value and
   // gives the text CONFIG GET shows.
   void AddCompatSettings();
+  // bf-*: RedisBloom's names, ranges and refusal texts.
+  void AddBloomSettings();
   void AddCompat(const std::string& name, const std::string& default_value, bool mut, bool hidden,
                  std::function<Status(std::string_view, std::string*)> check);
   // The canonical name for a lower-cased name or alias ("" if unknown).

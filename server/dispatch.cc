@@ -90,8 +90,17 @@ Entry* CommandContext::LookupRead(Database& db, std::string_view key, int64_t no
 }
 
 void CommandContext::Error(std::string_view msg) {
-  failed_ = true;
   reply.Error(msg);
+  Failed(msg);
+}
+
+void CommandContext::ErrorVerbatim(std::string_view msg) {
+  reply.ErrorVerbatim(msg);
+  Failed(msg);
+}
+
+void CommandContext::Failed(std::string_view msg) {
+  failed_ = true;
   server.CountError(msg.find(' ') != std::string_view::npos && std::isupper(static_cast<unsigned char>(msg[0]))
                         ? msg
                         : std::string_view("ERR"));

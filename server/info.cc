@@ -14,6 +14,7 @@
 #include "server/network.h"
 #include "server/server.h"
 #include "server/startup.h"
+#include "storage/bloom_chain.h"
 #include "storage/database.h"
 #include "storage/set_value.h"
 
@@ -249,6 +250,13 @@ void Feeds(Server& server, std::string* out) {
       f.inbox_rebuilds, f.inbox_misses, f.fanout_usec_max);
 }
 
+// Bloom filters (docs/bloom.md): totals over every BF key.
+void Bf(Server&, std::string* out) {
+  const BloomStats& b = GlobalBloomStats();
+  *out += fmt::format("bf_filters:{}\r\nbf_bytes:{}\r\nbf_items:{}\r\nbf_links_max:{}\r\nbf_scale_events:{}\r\n",
+                      b.filters, b.bytes, b.items, b.links_max(), b.scale_events);
+}
+
 using SectionFn = void (*)(Server&, std::string*);
 struct Section {
   const char* name;
@@ -263,7 +271,7 @@ const Section kSections[] = {
     {"errorstats", ErrorStats, true},  {"commandstats", CommandStatsSection, false},
     {"latencystats", LatencyStats, false},
     {"keyspace", Keyspace, true},         {"counters", Counters, true},
-    {"feeds", Feeds, true},
+    {"feeds", Feeds, true},           {"bf", Bf, true},
 };
 
 std::string Title(std::string_view name) {

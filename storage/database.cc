@@ -19,6 +19,8 @@ std::string_view ValueTypeName(ValueType t) {
     case ValueType::kFeed: return "feed";
     case ValueType::kHash: return "hash";
     case ValueType::kList: return "list";
+    // RedisBloom's module type name, which TYPE and SCAN TYPE answer there.
+    case ValueType::kBloom: return "MBbloom--";
   }
   return "none";
 }

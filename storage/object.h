@@ -1,5 +1,5 @@
 // Object: the interface every non-string value in the keyspace implements
-// (sets, sorted sets, feed timelines, hashes; lists and others later). The keyspace owns objects
+// (sets, sorted sets, feed timelines, hashes, lists, Bloom filters). The keyspace owns objects
 // through this interface and never looks inside them, so adding a type needs
 // no change to the keyspace. Not thread-safe; owned by the command thread.
 #pragma once
@@ -13,7 +13,8 @@
 namespace feedkv {
 
 // What TYPE answers, and what the RDB records as the value's kind.
-enum class ValueType : uint8_t { kString = 0, kSet = 1, kZset = 2, kFeed = 3, kHash = 4, kList = 5 };
+enum class ValueType : uint8_t { kString = 0, kSet = 1, kZset = 2, kFeed = 3, kHash = 4, kList = 5,
+                                   kBloom = 6 };
 
 std::string_view ValueTypeName(ValueType t);
 

@@ -1,5 +1,6 @@
 #include "storage/object_codec.h"
 
+#include "storage/bloom_chain.h"
 #include "storage/feed_timeline.h"
 #include "storage/hash_value.h"
 #include "storage/list_value.h"
@@ -41,6 +42,13 @@ Status DecodeObject(ValueType type, std::string_view bytes, std::unique_ptr<Obje
       Status st = ListValue::Decode(bytes, kDefaultListFill, &list);
       if (!st.ok()) return st;
       *out = std::move(list);
+      return Status::OK();
+    }
+    case ValueType::kBloom: {
+      std::unique_ptr<BloomChain> bloom;
+      Status st = BloomChain::Decode(bytes, &bloom);
+      if (!st.ok()) return st;
+      *out = std::move(bloom);
       return Status::OK();
     }
     case ValueType::kZset: {
