@@ -247,6 +247,7 @@ inline constexpr char kBitfieldType[] =
 inline constexpr char kBitfieldRoWrite[] = "ERR BITFIELD_RO only supports the GET subcommand";
 
 // HyperLogLog (hyperloglog.c)
+inline constexpr char kSortNotDouble[] = "ERR One or more scores can't be converted into double";
 // Bloom filters: RedisBloom's texts byte for byte, including those it sends
 // without an ERR prefix.
 inline constexpr char kBfBadErrorRate[] = "ERR bad error rate";

@@ -62,7 +62,7 @@ CommandTable::CommandTable() {
       ZsetCommands(),       ZsetRangeCommands(),  ZsetPopCommands(),  ZsetAlgebraCommands(),
       FeedCommands(),       FeedReadCommands(),   HashCommands(),     ListCommands(),
       ListPopCommands(),    BitmapCommands(),     HyperLogLogCommands(), DumpCommands(),
-      BloomCommands(),
+      BloomCommands(),      SortCommands(),
       CounterCommands(),    PersistenceCommands(), ClusterCommands(),
       ReplicationCommands(),
   };
@@ -183,11 +183,14 @@ std::vector<int> CommandTable::KeyPositions(const CommandSpec& spec,
     keys.push_back(i);
   }
   if (spec.numkeys_at > 0) AppendCountedKeys(spec.numkeys_at, argv, &keys);
+  if (spec.more_keys != nullptr) {
+    for (int k : spec.more_keys(argv)) keys.push_back(k);
+  }
   return keys;
 }
 
 uint32_t DisplayFlags(const CommandSpec& spec) {
-  const bool movable = !spec.keys_end_before.empty() || spec.numkeys_at > 0;
+  const bool movable = !spec.keys_end_before.empty() || spec.numkeys_at > 0 || spec.more_keys != nullptr;
   return spec.flags | (movable ? static_cast<uint32_t>(kKeyNum) : 0u);
 }
 
@@ -249,12 +252,12 @@ std::vector<std::string_view> AclCategories(const CommandSpec& spec) {
   // A pure container (CLIENT, CONFIG: nothing to run without a subcommand) is only @slow.
   if (spec.is_container() && spec.arity == -2) return {"slow"};
   const std::string_view group = spec.group;
-  if ((group == "generic" && !(f & kAclConnection)) || (f & kAclKeyspace)) r.push_back("keyspace");
+  if ((group == "generic" && !(f & (kAclConnection | kAclContainers))) || (f & kAclKeyspace)) r.push_back("keyspace");
   if (f & kWrite) r.push_back("write");
   if (f & kReadOnly) r.push_back("read");
-  if (group == "set") r.push_back("set");
-  if (group == "sorted-set") r.push_back("sortedset");
-  if (group == "list") r.push_back("list");
+  if (group == "set" || (f & kAclContainers)) r.push_back("set");
+  if (group == "sorted-set" || (f & kAclContainers)) r.push_back("sortedset");
+  if (group == "list" || (f & kAclContainers)) r.push_back("list");
   if (group == "hash") r.push_back("hash");
   if (group == "string") r.push_back("string");
   if (group == "bitmap") r.push_back("bitmap");

@@ -77,6 +77,9 @@ enum CommandFlag : uint32_t {
   // May park its client until a key changes (BZPOPMIN...): Redis's "blocking" flag
   // and @blocking category.
   kBlocking = 1u << 23,
+  // Reads lists, sets and sorted sets (SORT): @list @set @sortedset instead of
+  // the group's @keyspace, as Redis's sort.json.
+  kAclContainers = 1u << 24,
 };
 
 // What a command does with a key, as Redis 7's key-spec flags (COMMAND
@@ -146,6 +149,10 @@ struct CommandSpec {
   // COMMAND INFO gives a range key spec and a keynum key spec. The counted keys
   // have key_flags.rest.
   int numkeys_at = 0;
+  // Non-null: keys only a scan of the arguments finds (SORT ... STORE dst, as
+  // Redis's getkeys_proc), appended after the declared ones with key_flags.rest.
+  // Such a row is "movablekeys"; COMMAND INFO gives an "unknown" key spec for them.
+  std::vector<int> (*more_keys)(std::span<const std::string_view> argv) = nullptr;
 
   // Filled in by CommandTable (zero in a family's declaration).
   const CommandSpec* parent = nullptr;  // the container, for a subcommand row
@@ -230,6 +237,7 @@ std::span<const CommandSpec> ListPopCommands();
 std::span<const CommandSpec> BitmapCommands();
 std::span<const CommandSpec> HyperLogLogCommands();
 std::span<const CommandSpec> BloomCommands();
+std::span<const CommandSpec> SortCommands();
 std::span<const CommandSpec> DumpCommands();
 std::span<const CommandSpec> CounterCommands();
 std::span<const CommandSpec> PersistenceCommands();

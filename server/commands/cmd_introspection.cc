@@ -59,6 +59,23 @@ void WriteKeySpec(protocol::ReplyWriter& r, const CommandSpec& s, uint16_t flags
   }
 }
 
+// A key spec for keys only a scan of the arguments finds (SORT's STORE).
+void WriteUnknownKeySpec(protocol::ReplyWriter& r, uint16_t flags) {
+  r.MapHeader(3);
+  r.Bulk("flags");
+  auto key_flags = KeyFlagNames(flags);
+  r.SetHeader(key_flags.size());
+  for (auto f : key_flags) r.Simple(f);
+  for (const char* part : {"begin_search", "find_keys"}) {
+    r.Bulk(part);
+    r.MapHeader(2);
+    r.Bulk("type");
+    r.Bulk("unknown");
+    r.Bulk("spec");
+    r.MapHeader(0);
+  }
+}
+
 void WriteInfo(CommandContext& ctx, const CommandSpec& s) {
   auto& r = ctx.reply;
   r.ArrayHeader(10);
@@ -79,13 +96,14 @@ void WriteInfo(CommandContext& ctx, const CommandSpec& s) {
   for (auto c : categories) r.Simple(fmt::format("@{}", c));
   r.SetHeader(0);  // tips
   if (s.first_key > 0) {
-    r.ArrayHeader(s.numkeys_at > 0 ? 2 : 1);
+    r.ArrayHeader(1 + (s.numkeys_at > 0 ? 1 : 0) + (s.more_keys != nullptr ? 1 : 0));
     // The first key's flags (a row's keys share one spec here, but for counted
     // keys after fixed ones).
     WriteKeySpec(r, s, KeyFlagsOf(s, {}, s.first_key), s.first_key, keynum, until_keyword);
     if (s.numkeys_at > 0) {
       WriteKeySpec(r, s, KeyFlagsOf(s, {}, s.numkeys_at + 1), s.numkeys_at, true, false);
     }
+    if (s.more_keys != nullptr) WriteUnknownKeySpec(r, KeyFlagsOf(s, {}, s.first_key + 1));
   } else {
     r.ArrayHeader(0);
   }

@@ -447,3 +447,27 @@ def test_watch_sees_bloom_writes(server):
         except Exception:
             aborted = True
         assert aborted == expect_abort, change
+
+
+def test_replica_with_other_defaults_builds_the_same_filters(tmp_path):
+    """Acceptance 4 of docs/bloom.md's spec: a replica whose bf-* defaults differ has an
+    equal digest after adds that auto-created filters on the master."""
+    from persist_util import Server, digest, kill_all, wait_until
+    master = Server(tmp_path / "master").start()
+    replica = Server(tmp_path / "replica", "--bf-error-rate", "0.2", "--bf-initial-size", "1000",
+                     "--bf-expansion-factor", "0")
+    try:
+        replica.start("--replicaof", "127.0.0.1", str(master.port))
+        c = master.client()
+        c.execute_command("BF.ADD", "a", "x")
+        c.execute_command("BF.MADD", "b", *[f"i{i}" for i in range(500)])
+        c.execute_command("BF.INSERT", "c", "NONSCALING", "ITEMS", "p")
+        c.execute_command("BF.RESERVE", "d", "0.05", "10", "NONSCALING")
+        wait_until(lambda: replica.client().info("replication").get("slave_repl_offset")
+                   == c.info("replication")["master_repl_offset"], timeout=30, what="the replica")
+        assert digest(replica) == digest(master)
+        r = replica.client()
+        assert [r.execute_command("BF.INFO", k) for k in "abcd"] == \
+            [c.execute_command("BF.INFO", k) for k in "abcd"]
+    finally:
+        assert not kill_all()
