@@ -60,18 +60,28 @@ Entry* AllocEntry(std::string_view key, int64_t expire_ms, ValueType type, uint8
 std::string_view TrailingBytes(const Entry* e) {
   const char* p = Payload(e) + (e->has_expire ? 8 : 0) + e->key_len;
   if (e->encoding == kEncEmbedded) return std::string_view(p, e->v.len);
-  if (e->encoding == kEncObject) return std::string_view(p, 8);
+  if (e->encoding == kEncObject) return std::string_view(p, sizeof(uint32_t));
   return {};
 }
 
-uint64_t ObjectAccounted(const Entry* e) {
-  uint64_t n;
-  std::memcpy(&n, TrailingBytes(e).data(), 8);
-  return n;
+// An object's accounted size is kept in 4 bytes after the key, in 8-byte units
+// (up to 32 GB, saturating): 4 bytes less per object key than a plain uint64.
+// What is added to memory_ is always the stored figure, so adding and removing
+// an object return exactly the same amount.
+uint32_t AccountedUnits(uint64_t bytes) {
+  const uint64_t units = (bytes + 7) / 8;
+  return units > UINT32_MAX ? UINT32_MAX : static_cast<uint32_t>(units);
 }
 
-void SetObjectAccounted(Entry* e, uint64_t n) {
-  std::memcpy(const_cast<char*>(TrailingBytes(e).data()), &n, 8);
+uint64_t ObjectAccounted(const Entry* e) {
+  uint32_t units;
+  std::memcpy(&units, TrailingBytes(e).data(), sizeof(units));
+  return uint64_t{units} * 8;
+}
+
+void SetObjectAccounted(Entry* e, uint64_t bytes) {
+  const uint32_t units = AccountedUnits(bytes);
+  std::memcpy(const_cast<char*>(TrailingBytes(e).data()), &units, sizeof(units));
 }
 
 size_t BlockMemory(const Entry* e) {
@@ -138,10 +148,9 @@ size_t Database::AccountedMemory(const Entry* e) {
 
 void Database::UpdateObjectMemory(Entry* e) {
   if (e->encoding != kEncObject) return;
-  size_t now = e->v.obj->MemoryUsage();
   memory_ -= ObjectAccounted(e);
-  memory_ += now;
-  SetObjectAccounted(e, now);
+  SetObjectAccounted(e, e->v.obj->MemoryUsage());
+  memory_ += ObjectAccounted(e);
 }
 
 Database::Database(int index) : index_(index) {}
@@ -337,9 +346,9 @@ Entry* Database::SetObject(std::string_view key, std::unique_ptr<Object> obj, in
                            bool keep_ttl) {
   Entry** link = LinkFor(key);
   if (keep_ttl && *link != nullptr && (*link)->has_expire) expire_ms = (*link)->expire_ms();
-  uint64_t accounted = obj->MemoryUsage();
+  const uint32_t accounted = AccountedUnits(obj->MemoryUsage());
   Entry* fresh = AllocEntry(key, expire_ms, obj->type(), kEncObject,
-                            std::string_view(reinterpret_cast<const char*>(&accounted), 8));
+                            std::string_view(reinterpret_cast<const char*>(&accounted), sizeof(accounted)));
   fresh->v.obj = obj.release();
   return Replace(link, fresh);
 }

@@ -56,7 +56,7 @@ struct Entry {
     Object* obj;        // kEncObject
   } v;
   // Followed by: [int64 expire_ms if has_expire] [key bytes] then, for
-  // kEncEmbedded, the value bytes; for kEncObject, the uint64 object size
+  // kEncEmbedded, the value bytes; for kEncObject, the object size (uint32, 8-byte units)
   // last added to the database's memory count.
 
   std::string_view key() const;
