@@ -247,6 +247,9 @@ inline constexpr char kBitfieldType[] =
 inline constexpr char kBitfieldRoWrite[] = "ERR BITFIELD_RO only supports the GET subcommand";
 
 // HyperLogLog (hyperloglog.c)
+// fmt format string ({} for the command's full name).
+inline constexpr char kSubscribedContext[] =
+    "ERR Can't execute '{}': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this context";
 inline constexpr char kSortNotDouble[] = "ERR One or more scores can't be converted into double";
 // Bloom filters: RedisBloom's texts byte for byte, including those it sends
 // without an ERR prefix.

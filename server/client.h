@@ -6,6 +6,8 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -59,6 +61,10 @@ struct Client {
   // While a parked command runs again after its wait ended: its arrival order
   // among the waiters, kept if it parks again (WaitingClients). 0 otherwise.
   uint64_t retry_seq = 0;
+
+  // Pub/Sub subscriptions (server/pubsub.h): channels, patterns, shard channels.
+  std::set<std::string, std::less<>> channels, patterns, shard_channels;
+  bool subscribed() const { return !channels.empty() || !patterns.empty() || !shard_channels.empty(); }
 
   // MULTI/EXEC.
   bool in_multi = false;

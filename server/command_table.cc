@@ -62,7 +62,7 @@ CommandTable::CommandTable() {
       ZsetCommands(),       ZsetRangeCommands(),  ZsetPopCommands(),  ZsetAlgebraCommands(),
       FeedCommands(),       FeedReadCommands(),   HashCommands(),     ListCommands(),
       ListPopCommands(),    BitmapCommands(),     HyperLogLogCommands(), DumpCommands(),
-      BloomCommands(),      SortCommands(),
+      BloomCommands(),      SortCommands(),       PubSubCommands(),
       CounterCommands(),    PersistenceCommands(), ClusterCommands(),
       ReplicationCommands(),
   };

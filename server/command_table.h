@@ -80,6 +80,9 @@ enum CommandFlag : uint32_t {
   // Reads lists, sets and sorted sets (SORT): @list @set @sortedset instead of
   // the group's @keyspace, as Redis's sort.json.
   kAclContainers = 1u << 24,
+  // Allowed to a RESP2 client while it is subscribed ((P|S)SUBSCRIBE,
+  // (P|S)UNSUBSCRIBE, PING, QUIT, RESET), as Redis's processCommand. Not shown.
+  kSubscribedContext = 1u << 25,
 };
 
 // What a command does with a key, as Redis 7's key-spec flags (COMMAND
@@ -238,6 +241,7 @@ std::span<const CommandSpec> BitmapCommands();
 std::span<const CommandSpec> HyperLogLogCommands();
 std::span<const CommandSpec> BloomCommands();
 std::span<const CommandSpec> SortCommands();
+std::span<const CommandSpec> PubSubCommands();
 std::span<const CommandSpec> DumpCommands();
 std::span<const CommandSpec> CounterCommands();
 std::span<const CommandSpec> PersistenceCommands();

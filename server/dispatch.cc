@@ -257,6 +257,12 @@ void Server::Execute(Client& c, std::span<const std::string_view> args) {
     reject(protocol::err::kLoading);
     return;
   }
+  // A RESP2 connection that is subscribed can only (un)subscribe, PING, QUIT or RESET.
+  if (c.resp == 2 && c.subscribed() && !(spec->flags & kSubscribedContext)) {
+    st.rejected_calls++;
+    reject(fmt::format(protocol::err::kSubscribedContext, spec->name));
+    return;
+  }
   if (c.in_multi && (spec->flags & kNoMulti)) {
     reject(protocol::err::kNotAllowedInMulti);
     return;

@@ -232,9 +232,10 @@ void Connection::ProcessInput() {
 }
 
 bool Connection::OutputOverLimit() {
-  // Every feedkv client is of the normal class (monitors too, as in Redis).
-  const OutputBufferLimit& limit =
-      server_.cfg().client_output_buffer_limit[static_cast<size_t>(ClientClass::kNormal)];
+  // A subscribed client is of the pubsub class; every other one (monitors too, as
+  // in Redis) of the normal class.
+  const ClientClass cls = client_.subscribed() ? ClientClass::kPubsub : ClientClass::kNormal;
+  const OutputBufferLimit& limit = server_.cfg().client_output_buffer_limit[static_cast<size_t>(cls)];
   const uint64_t unsent = client_.out.size() + writing_.size();
   const uint64_t counted = unsent > kUncountedReplyBytes ? unsent - kUncountedReplyBytes : 0;
   return OutputBufferOverLimit(limit, counted, NowMs() / 1000, &obuf_soft_since_s_);
@@ -243,8 +244,8 @@ bool Connection::OutputOverLimit() {
 size_t Connection::PauseReadingAt() const {
   // A hard limit at or above the pause closes the client where Redis would,
   // rather than pausing it just short of the limit forever.
-  const OutputBufferLimit& limit =
-      server_.cfg().client_output_buffer_limit[static_cast<size_t>(ClientClass::kNormal)];
+  const ClientClass cls = client_.subscribed() ? ClientClass::kPubsub : ClientClass::kNormal;
+  const OutputBufferLimit& limit = server_.cfg().client_output_buffer_limit[static_cast<size_t>(cls)];
   if (limit.hard_bytes == 0) return kPauseReadingAt;
   return std::max<uint64_t>(kPauseReadingAt, limit.hard_bytes + kUncountedReplyBytes);
 }

@@ -256,10 +256,23 @@ void Server::RemoveConnection(Connection* c) {
   if (it == connections_.end() || it->second.get() != c) return;
   // A parked command of a client that went away is dropped, unanswered.
   waiting_.Forget(c->client().id);
+  pubsub_.UnsubscribeAll(&c->client());
   if (replication_) replication_->OnClientClosed(c->client().id);
   // Destroyed from the event loop, never here: the caller may still use `c`.
   boost::asio::post(io_, [last = std::move(it->second)] {});
   connections_.erase(it);
+}
+
+size_t Server::Publish(std::string_view channel, std::string_view message, bool shard) {
+  std::vector<Client*> receivers;
+  const size_t n = pubsub_.Publish(channel, message, shard, &receivers);
+  for (Client* r : receivers) {
+    auto it = connections_.find(r->id);
+    if (it == connections_.end()) continue;
+    std::shared_ptr<Connection> conn = it->second;  // Flush may close it
+    conn->Flush();
+  }
+  return n;
 }
 
 void Server::RemoveMonitor(Client* c) {

@@ -30,6 +30,7 @@
 #include "server/config.h"
 #include "server/eviction.h"
 #include "server/latency_histogram.h"
+#include "server/pubsub.h"
 #include "server/waiting_clients.h"
 #include "storage/counter_space.h"
 #include "storage/database.h"
@@ -310,6 +311,10 @@ class Server {
 
   // MONITOR feed.
   void AddMonitor(Client* c) { monitors_.push_back(c); }
+  PubSub& pubsub() { return pubsub_; }
+  // Delivers a message to the subscribers of `channel` (PubSub::Publish) and sends
+  // it to each at once. Returns the number of deliveries.
+  size_t Publish(std::string_view channel, std::string_view message, bool shard);
   void RemoveMonitor(Client* c);
 
   void Log(int level, std::string_view msg);  // 0 debug .. 3 warning
@@ -357,6 +362,7 @@ class Server {
   uint64_t slowlog_next_id_ = 0;
   std::map<std::pair<int, std::string>, std::vector<Client*>, std::less<>> watched_;
   std::vector<Client*> monitors_;
+  PubSub pubsub_;
   std::vector<std::vector<std::string>> pending_changes_;
   int pending_db_ = 0;
   int64_t pause_end_ms_ = 0;  // CLIENT PAUSE: 0 when not paused

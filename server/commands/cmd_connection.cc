@@ -17,6 +17,13 @@ void Ping(CommandContext& ctx) {
     ctx.Error(protocol::err::kPingArity);
     return;
   }
+  // A subscribed RESP2 connection gets ["pong", message], as Redis.
+  if (ctx.client.resp == 2 && ctx.client.subscribed()) {
+    ctx.reply.ArrayHeader(2);
+    ctx.reply.Bulk("pong");
+    ctx.reply.Bulk(ctx.argc() == 2 ? ctx.arg(1) : std::string_view());
+    return;
+  }
   if (ctx.argc() == 2) {
     ctx.reply.Bulk(ctx.arg(1));
   } else {
@@ -153,6 +160,7 @@ void Reset(CommandContext& ctx) {
   c.name.clear();
   c.reply_mode = Client::ReplyMode::kOn;
   c.no_evict = false;
+  ctx.server.pubsub().UnsubscribeAll(&c);
   if (c.monitor) {
     ctx.server.RemoveMonitor(&c);
     c.monitor = false;
@@ -473,13 +481,13 @@ const SubcommandSpec kClientSubs[] = {
 };
 
 const CommandSpec kCommands[] = {
-    {"ping", -1, kFast | kStale | kLoading, 0, 0, 0, Ping, "Returns the server's liveliness response.", "connection"},
+    {"ping", -1, kFast | kStale | kLoading | kSubscribedContext, 0, 0, 0, Ping, "Returns the server's liveliness response.", "connection"},
     {"echo", 2, kFast | kLoading | kStale, 0, 0, 0, Echo, "Returns the given string.", "connection"},
     {"auth", -2, kConn | kNoAuth, 0, 0, 0, Auth, "Authenticates the connection.", "connection"},
     {"hello", -1, kConn | kNoAuth, 0, 0, 0, Hello, "Handshakes with the server.", "connection"},
     {"select", 2, kLoading | kStale | kFast, 0, 0, 0, Select, "Changes the selected database.", "connection"},
-    {"quit", -1, kConn | kNoAuth | kTxControl, 0, 0, 0, Quit, "Closes the connection.", "connection"},
-    {"reset", 1, kConn | kNoAuth | kTxControl, 0, 0, 0, Reset, "Resets the connection.", "connection"},
+    {"quit", -1, kConn | kNoAuth | kTxControl | kSubscribedContext, 0, 0, 0, Quit, "Closes the connection.", "connection"},
+    {"reset", 1, kConn | kNoAuth | kTxControl | kSubscribedContext, 0, 0, 0, Reset, "Resets the connection.", "connection"},
     {"client", -2, 0, 0, 0, 0, ClientCmd, "A container for client connection commands.", "connection",
      kClientSubs},
     {"readonly", 1, kFast | kLoading | kStale | kAclConnection, 0, 0, 0, OkReply, "Enables read-only queries for a connection to a Redis Cluster replica node.", "cluster"},

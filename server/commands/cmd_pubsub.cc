@@ -1,0 +1,157 @@
+// Pub/Sub commands: SUBSCRIBE, UNSUBSCRIBE, PSUBSCRIBE, PUNSUBSCRIBE, SSUBSCRIBE,
+// SUNSUBSCRIBE, PUBLISH, SPUBLISH and PUBSUB CHANNELS/NUMSUB/NUMPAT/SHARDCHANNELS/
+// SHARDNUMSUB, with Redis 7.0's replies: one confirmation per channel (an array in
+// RESP2, a push in RESP3) carrying the client's subscription count. The
+// subscriptions and delivery are server/pubsub.h; while a RESP2 client is
+// subscribed, dispatch allows it only the commands Redis allows (PubSubAllowed).
+// PUBLISH is not written to the AOF (Redis sends it to replicas only; feedkv's
+// replicas follow the AOF, so a message reaches the master's subscribers only).
+#include <string>
+#include <vector>
+
+#include "server/command_context.h"
+#include "server/pubsub.h"
+#include "server/server.h"
+
+namespace feedkv::server {
+
+namespace {
+
+// Redis's clientSubscriptionsCount (channels and patterns) or, for shard
+// channels, clientShardSubscriptionsCount.
+int64_t CountFor(const Client& c, PubSub::Kind kind) {
+  return static_cast<int64_t>(kind == PubSub::kShard ? c.shard_channels.size()
+                                                     : c.channels.size() + c.patterns.size());
+}
+
+void Confirm(CommandContext& ctx, std::string_view what, const std::string_view* name, PubSub::Kind kind) {
+  ctx.reply.PushHeader(3);
+  ctx.reply.Bulk(what);
+  name != nullptr ? ctx.reply.Bulk(*name) : ctx.reply.Null();
+  ctx.reply.Integer(CountFor(ctx.client, kind));
+}
+
+const char* SubscribeWord(PubSub::Kind k) {
+  return k == PubSub::kChannel ? "subscribe" : k == PubSub::kPattern ? "psubscribe" : "ssubscribe";
+}
+const char* UnsubscribeWord(PubSub::Kind k) {
+  return k == PubSub::kChannel ? "unsubscribe" : k == PubSub::kPattern ? "punsubscribe" : "sunsubscribe";
+}
+
+void SubscribeGeneric(CommandContext& ctx, PubSub::Kind kind) {
+  for (size_t i = 1; i < ctx.argc(); i++) {
+    const std::string_view name = ctx.arg(i);
+    ctx.server.pubsub().Subscribe(&ctx.client, kind, name);
+    Confirm(ctx, SubscribeWord(kind), &name, kind);
+  }
+}
+
+void UnsubscribeGeneric(CommandContext& ctx, PubSub::Kind kind) {
+  Client& c = ctx.client;
+  std::vector<std::string> names;
+  if (ctx.argc() > 1) {
+    for (size_t i = 1; i < ctx.argc(); i++) names.emplace_back(ctx.arg(i));
+  } else {
+    const auto& mine = kind == PubSub::kChannel ? c.channels : kind == PubSub::kPattern ? c.patterns : c.shard_channels;
+    names.assign(mine.begin(), mine.end());
+    if (names.empty()) return Confirm(ctx, UnsubscribeWord(kind), nullptr, kind);
+  }
+  for (const std::string& n : names) {
+    ctx.server.pubsub().Unsubscribe(&c, kind, n);
+    const std::string_view name = n;
+    Confirm(ctx, UnsubscribeWord(kind), &name, kind);
+  }
+}
+
+void Subscribe(CommandContext& ctx) { SubscribeGeneric(ctx, PubSub::kChannel); }
+void PSubscribe(CommandContext& ctx) { SubscribeGeneric(ctx, PubSub::kPattern); }
+void SSubscribe(CommandContext& ctx) { SubscribeGeneric(ctx, PubSub::kShard); }
+void Unsubscribe(CommandContext& ctx) { UnsubscribeGeneric(ctx, PubSub::kChannel); }
+void PUnsubscribe(CommandContext& ctx) { UnsubscribeGeneric(ctx, PubSub::kPattern); }
+void SUnsubscribe(CommandContext& ctx) { UnsubscribeGeneric(ctx, PubSub::kShard); }
+
+void PublishGeneric(CommandContext& ctx, bool shard) {
+  ctx.reply.Integer(static_cast<int64_t>(ctx.server.Publish(ctx.arg(1), ctx.arg(2), shard)));
+}
+void Publish(CommandContext& ctx) { PublishGeneric(ctx, false); }
+void SPublish(CommandContext& ctx) { PublishGeneric(ctx, true); }
+
+void NamesReply(CommandContext& ctx, PubSub::Kind kind) {
+  std::string pattern;
+  if (ctx.argc() > 2) pattern = std::string(ctx.arg(2));
+  const auto names = ctx.server.pubsub().Names(kind, ctx.argc() > 2 ? &pattern : nullptr);
+  ctx.reply.ArrayHeader(names.size());
+  for (const auto& n : names) ctx.reply.Bulk(n);
+}
+
+void NumSubReply(CommandContext& ctx, PubSub::Kind kind) {
+  ctx.reply.MapHeader(ctx.argc() - 2);
+  for (size_t i = 2; i < ctx.argc(); i++) {
+    ctx.reply.Bulk(ctx.arg(i));
+    ctx.reply.Integer(static_cast<int64_t>(ctx.server.pubsub().Subscribers(kind, ctx.arg(i))));
+  }
+}
+
+void PubsubChannels(CommandContext& ctx) { NamesReply(ctx, PubSub::kChannel); }
+void PubsubShardChannels(CommandContext& ctx) { NamesReply(ctx, PubSub::kShard); }
+void PubsubNumSub(CommandContext& ctx) { NumSubReply(ctx, PubSub::kChannel); }
+void PubsubShardNumSub(CommandContext& ctx) { NumSubReply(ctx, PubSub::kShard); }
+void PubsubNumPat(CommandContext& ctx) {
+  ctx.reply.Integer(static_cast<int64_t>(ctx.server.pubsub().NumPatterns()));
+}
+
+void PubsubHelp(CommandContext& ctx) {
+  ctx.ReplyHelp({"CHANNELS [<pattern>]",
+                 "    Return the currently active channels matching a <pattern> (default: '*').",
+                 "NUMPAT",
+                 "    Return number of subscriptions to patterns.",
+                 "NUMSUB [<channel> ...]",
+                 "    Return the number of subscribers for the specified channels, excluding",
+                 "    pattern subscriptions(default: no channels).",
+                 "SHARDCHANNELS [<pattern>]",
+                 "    Return the currently active shard level channels matching a <pattern> (default: '*').",
+                 "SHARDNUMSUB [<shardchannel> ...]",
+                 "    Return the number of subscribers for the specified shard level channel(s)"});
+}
+
+// The container: the table routes every PUBSUB subcommand here.
+void Pubsub(CommandContext& ctx) {
+  const std::string sub = LowerAscii(ctx.arg(1));
+  if (sub == "channels") return PubsubChannels(ctx);
+  if (sub == "numsub") return PubsubNumSub(ctx);
+  if (sub == "numpat") return PubsubNumPat(ctx);
+  if (sub == "shardchannels") return PubsubShardChannels(ctx);
+  if (sub == "shardnumsub") return PubsubShardNumSub(ctx);
+  if (sub == "help") return PubsubHelp(ctx);
+  ctx.SubcommandError();
+}
+
+constexpr uint32_t kSub = kPubSub | kNoScript | kLoading | kStale | kSubscribedContext;
+constexpr uint32_t kInfo = kPubSub | kLoading | kStale;
+
+const SubcommandSpec kPubsubSubs[] = {
+    {"channels", -2, kInfo, "Returns the active channels."},
+    {"numsub", -2, kInfo, "Returns a count of subscribers to channels."},
+    {"numpat", 2, kInfo, "Returns a count of unique pattern subscriptions."},
+    {"shardchannels", -2, kInfo, "Returns the active shard channels."},
+    {"shardnumsub", -2, kInfo, "Returns the count of subscribers of shard channels."},
+    {"help", 2, kLoading | kStale, "Returns helpful text about the different subcommands."},
+};
+
+const CommandSpec kCommands[] = {
+    {"subscribe", -2, kSub, 0, 0, 0, Subscribe, "Listens for messages published to channels.", "pubsub"},
+    {"unsubscribe", -1, kSub, 0, 0, 0, Unsubscribe, "Stops listening to messages posted to channels.", "pubsub"},
+    {"psubscribe", -2, kSub, 0, 0, 0, PSubscribe, "Listens for messages published to channels that match one or more patterns.", "pubsub"},
+    {"punsubscribe", -1, kSub, 0, 0, 0, PUnsubscribe, "Stops listening to messages published to channels that match one or more patterns.", "pubsub"},
+    {"ssubscribe", -2, kSub, 1, -1, 1, SSubscribe, "Listens for messages published to shard channels.", "pubsub", {}, {kKeyNotKey}},
+    {"sunsubscribe", -1, kSub, 1, -1, 1, SUnsubscribe, "Stops listening to messages posted to shard channels.", "pubsub", {}, {kKeyNotKey}},
+    {"publish", 3, kPubSub | kLoading | kStale | kFast | kMayReplicate, 0, 0, 0, Publish, "Posts a message to a channel.", "pubsub"},
+    {"spublish", 3, kPubSub | kLoading | kStale | kFast | kMayReplicate, 1, 1, 1, SPublish, "Post a message to a shard channel", "pubsub", {}, {kKeyNotKey}},
+    {"pubsub", -2, kInfo, 0, 0, 0, Pubsub, "A container for Pub/Sub commands.", "pubsub", kPubsubSubs},
+};
+
+}  // namespace
+
+std::span<const CommandSpec> PubSubCommands() { return kCommands; }
+
+}  // namespace feedkv::server
