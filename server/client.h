@@ -64,6 +64,8 @@ struct Client {
 
   // Pub/Sub subscriptions (server/pubsub.h): channels, patterns, shard channels.
   std::set<std::string, std::less<>> channels, patterns, shard_channels;
+  // Messages wait in `out` for the server's next push flush (Server::Publish).
+  bool push_pending = false;
   bool subscribed() const { return !channels.empty() || !patterns.empty() || !shard_channels.empty(); }
 
   // MULTI/EXEC.

@@ -267,12 +267,28 @@ size_t Server::Publish(std::string_view channel, std::string_view message, bool 
   std::vector<Client*> receivers;
   const size_t n = pubsub_.Publish(channel, message, shard, &receivers);
   for (Client* r : receivers) {
-    auto it = connections_.find(r->id);
-    if (it == connections_.end()) continue;
-    std::shared_ptr<Connection> conn = it->second;  // Flush may close it
-    conn->Flush();
+    if (r->push_pending) continue;
+    r->push_pending = true;
+    push_pending_.push_back(r->id);
+  }
+  if (!push_pending_.empty() && !push_flush_posted_) {
+    push_flush_posted_ = true;
+    boost::asio::post(io_, [this] { FlushPushes(); });
   }
   return n;
+}
+
+void Server::FlushPushes() {
+  push_flush_posted_ = false;
+  std::vector<uint64_t> ids;
+  ids.swap(push_pending_);
+  for (uint64_t id : ids) {
+    auto it = connections_.find(id);
+    if (it == connections_.end()) continue;  // closed since
+    std::shared_ptr<Connection> conn = it->second;  // Flush may close it
+    conn->client().push_pending = false;
+    conn->Flush();
+  }
 }
 
 void Server::RemoveMonitor(Client* c) {

@@ -363,6 +363,12 @@ class Server {
   std::map<std::pair<int, std::string>, std::vector<Client*>, std::less<>> watched_;
   std::vector<Client*> monitors_;
   PubSub pubsub_;
+  // Subscribers with messages in their buffers, sent together once the input
+  // being processed is done (one write per subscriber per batch, as Redis's
+  // beforeSleep), not one write per message.
+  std::vector<uint64_t> push_pending_;
+  bool push_flush_posted_ = false;
+  void FlushPushes();
   std::vector<std::vector<std::string>> pending_changes_;
   int pending_db_ = 0;
   int64_t pause_end_ms_ = 0;  // CLIENT PAUSE: 0 when not paused
