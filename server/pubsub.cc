@@ -9,13 +9,9 @@
 
 namespace feedkv::server {
 
-namespace {
-
-std::set<std::string, std::less<>>& ClientSet(Client* c, PubSub::Kind kind) {
-  return kind == PubSub::kChannel ? c->channels : kind == PubSub::kPattern ? c->patterns : c->shard_channels;
+std::set<std::string, std::less<>>& PubSub::ClientSet(Client* c, Kind kind) {
+  return kind == kChannel ? c->channels : kind == kPattern ? c->patterns : c->shard_channels;
 }
-
-}  // namespace
 
 PubSub::Subscribers_* PubSub::Find(Kind kind, std::string_view name) {
   if (kind == kPattern) {

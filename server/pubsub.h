@@ -12,6 +12,7 @@
 
 #include <cstddef>
 #include <map>
+#include <set>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -24,6 +25,9 @@ struct Client;
 class PubSub {
  public:
   enum Kind { kChannel = 0, kPattern = 1, kShard = 2 };
+
+  // The client's own subscriptions of one kind (client.h).
+  static std::set<std::string, std::less<>>& ClientSet(Client* c, Kind kind);
 
   // True when the client was not subscribed to `name` yet.
   bool Subscribe(Client* c, Kind kind, std::string_view name);

@@ -74,6 +74,13 @@ void AppendExpansion(const BloomChain::Params& p, std::vector<std::string>* cmd)
   }
 }
 
+// The explicit BF.RESERVE that recreates a chain made with `p`.
+std::vector<std::string> ReserveRecord(std::string_view key, const BloomChain::Params& p) {
+  std::vector<std::string> cmd = {"BF.RESERVE", std::string(key), DoubleText(p.error), std::to_string(p.capacity)};
+  AppendExpansion(p, &cmd);
+  return cmd;
+}
+
 // Creates the filter at `key` (missing), or replies the error.
 BloomChain* CreateAt(CommandContext& ctx, std::string_view key, const BloomChain::Params& p, Entry** e) {
   std::unique_ptr<BloomChain> chain;
@@ -126,23 +133,19 @@ void AddItems(CommandContext& ctx, const BloomChain::Params* create, size_t firs
     ctx.db().UpdateObjectMemory(e);
     ctx.Dirty(added);
   }
-  if (created || added > 0) {
+  if (created && added == 0) {
+    ctx.PropagateAs(ReserveRecord(key, *create));
+  } else if (added > 0) {
     std::vector<std::string> log;
     if (created) {
-      log = {"BF.RESERVE", std::string(key), DoubleText(create->error), std::to_string(create->capacity)};
+      log = {"BF.INSERT", std::string(key), "CAPACITY", std::to_string(create->capacity), "ERROR",
+             DoubleText(create->error)};
       AppendExpansion(*create, &log);
-      if (added > 0) {
-        log[0] = "BF.INSERT";
-        log.erase(log.begin() + 2, log.begin() + 4);
-        log.insert(log.begin() + 2, {"CAPACITY", std::to_string(create->capacity), "ERROR", DoubleText(create->error)});
-        log.push_back("ITEMS");
-      }
+      log.push_back("ITEMS");
     } else {
       log = {"BF.MADD", std::string(key)};
     }
-    if (added > 0) {
-      for (size_t i : answered) log.emplace_back(ctx.arg(i));
-    }
+    for (size_t i : answered) log.emplace_back(ctx.arg(i));
     ctx.PropagateAs(std::move(log));
   }
   if (multi) ctx.reply.ArrayHeader(answers.size());
@@ -193,9 +196,7 @@ void BfReserve(CommandContext& ctx) {
   if (!LookupBloom(ctx, key, false, &e, &bf)) return;
   if (bf != nullptr) return ctx.Error(err::kBfItemExists);
   if (CreateAt(ctx, key, p, &e) == nullptr) return;
-  std::vector<std::string> log = {"BF.RESERVE", std::string(key), DoubleText(p.error), std::to_string(p.capacity)};
-  AppendExpansion(p, &log);
-  ctx.PropagateAs(std::move(log));
+  ctx.PropagateAs(ReserveRecord(key, p));
   ctx.reply.Ok();
 }
 

@@ -52,7 +52,7 @@ void UnsubscribeGeneric(CommandContext& ctx, PubSub::Kind kind) {
   if (ctx.argc() > 1) {
     for (size_t i = 1; i < ctx.argc(); i++) names.emplace_back(ctx.arg(i));
   } else {
-    const auto& mine = kind == PubSub::kChannel ? c.channels : kind == PubSub::kPattern ? c.patterns : c.shard_channels;
+    const auto& mine = PubSub::ClientSet(&c, kind);
     names.assign(mine.begin(), mine.end());
     if (names.empty()) return Confirm(ctx, UnsubscribeWord(kind), nullptr, kind);
   }
