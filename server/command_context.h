@@ -15,6 +15,7 @@
 #include "protocol/reply_writer.h"
 #include "server/client.h"
 #include "server/command_table.h"
+#include "server/keyspace_events.h"
 #include "storage/int_text.h"
 #include "storage/status.h"
 
@@ -107,6 +108,10 @@ class CommandContext {
   // SINTERSTORE's sources, COPY's source, MOVE's other database).
   void Touched(int db, std::string_view key) { touched_.push_back({db, std::string(key)}); }
   const std::vector<WatchedKey>& touched() const { return touched_; }
+  // Reports a keyspace event (docs/pubsub.md lists them): `event` happened to
+  // `key` in the client's database (or `db`); `type` is its KeyspaceEvent class.
+  void Notify(int type, std::string_view event, std::string_view key);
+  void Notify(int type, std::string_view event, std::string_view key, int db);
 
  private:
   void Failed(std::string_view msg);  // marks the call failed and counts the error

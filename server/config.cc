@@ -14,6 +14,7 @@
 #include "protocol/resp_parser.h"
 #include "server/command_context.h"
 #include "server/command_table.h"
+#include "server/keyspace_events.h"
 #include "storage/long_set.h"
 #include "server/latency_histogram.h"
 
@@ -404,6 +405,9 @@ Config::Config() {
   Int("maxmemory-eviction-tenacity", &ServerConfig::maxmemory_eviction_tenacity, 0, 100, true);
   Int("lfu-log-factor", &ServerConfig::lfu_log_factor, 0, INT32_MAX, true);
   Int("lfu-decay-time", &ServerConfig::lfu_decay_time, 0, INT32_MAX, true);
+  Add("notify-keyspace-events",
+      {[](ServerConfig& c, std::string_view v) { return ParseKeyspaceEvents(v, &c.notify_keyspace_events); },
+       [](const ServerConfig& c) { return KeyspaceEventsToString(c.notify_keyspace_events); }, true, {}});
   Bool("appendonly", &ServerConfig::appendonly, true);
   Choice<aof::FsyncPolicy>("appendfsync", &ServerConfig::appendfsync,
                            {{"everysec", aof::FsyncPolicy::kEverySec},

@@ -84,6 +84,8 @@ struct ServerConfig {
   int64_t maxmemory_eviction_tenacity = 10;  // 0..100: eviction time per command
   int64_t lfu_log_factor = 10;
   int64_t lfu_decay_time = 1;
+  // Keyspace notifications: KeyspaceEvent bits (server/keyspace_events.h).
+  int notify_keyspace_events = 0;
   // Persistence (used from the persistence issue on)
   bool appendonly = false;
   aof::FsyncPolicy appendfsync = aof::FsyncPolicy::kEverySec;

@@ -271,46 +271,6 @@ void Config::AddCompatSettings() {
     *shown = fmt::format("{}", fmt::join(values, " "));
     return Status::OK();
   });
-  // Accepted and shown in Redis's normal form; no events are sent until
-  // pub/sub exists (issue 17).
-  AddCompat("notify-keyspace-events", "", true, false, [](std::string_view v, std::string* shown) {
-    static constexpr std::string_view kClasses = "g$lshzxetmd";
-    bool all = false, keyspace = false, keyevent = false, new_key = false;
-    std::string seen;
-    for (char ch : v) {
-      if (ch == 'A') {
-        all = true;
-      } else if (ch == 'K') {
-        keyspace = true;
-      } else if (ch == 'E') {
-        keyevent = true;
-      } else if (ch == 'n') {
-        new_key = true;
-      } else if (kClasses.find(ch) != std::string_view::npos) {
-        seen.push_back(ch);
-      } else {
-        return Status::InvalidArgument("Invalid event class character. Use 'Ag$lshzxeKEtmdn'.");
-      }
-    }
-    std::string out;
-    bool every = all;
-    if (!all) {
-      every = true;
-      for (char ch : kClasses) every = every && seen.find(ch) != std::string::npos;
-    }
-    if (every) {
-      out.push_back('A');  // (not out = "A": GCC 12 -Wrestrict false positive under ASan)
-    } else {
-      for (char ch : kClasses) {
-        if (seen.find(ch) != std::string::npos) out.push_back(ch);
-      }
-      if (new_key) out.push_back('n');
-    }
-    if (keyspace) out.push_back('K');
-    if (keyevent) out.push_back('E');
-    *shown = out;
-    return Status::OK();
-  });
 }
 
 void Config::AddCompat(const std::string& name, const std::string& default_value, bool mut,

@@ -85,8 +85,21 @@ bool CommandContext::can_block() const {
 
 Entry* CommandContext::LookupRead(Database& db, std::string_view key, int64_t now, bool touch) {
   Entry* e = touch ? db.Lookup(key, now) : db.Peek(key, now);
-  (e != nullptr ? server.stats().keyspace_hits : server.stats().keyspace_misses)++;
+  if (e != nullptr) {
+    server.stats().keyspace_hits++;
+  } else {
+    server.stats().keyspace_misses++;
+    server.NotifyKeyspaceEvent(kNotifyKeyMiss, "keymiss", key, db.index());
+  }
   return e;
+}
+
+void CommandContext::Notify(int type, std::string_view event, std::string_view key) {
+  server.NotifyKeyspaceEvent(type, event, key, client.db);
+}
+
+void CommandContext::Notify(int type, std::string_view event, std::string_view key, int db) {
+  server.NotifyKeyspaceEvent(type, event, key, db);
 }
 
 void CommandContext::Error(std::string_view msg) {
@@ -332,6 +345,7 @@ void Server::EvictKey(int db, std::string_view key) {
   EmitChange(db, {"DEL", std::string(key)});
   TouchKey(db, key);
   dataset_.db(db).Delete(key);
+  NotifyKeyspaceEvent(kNotifyEvicted, "evicted", key, db);
 }
 
 bool Server::PauseHolds(const Client& c, const CommandSpec& spec) {
@@ -434,6 +448,9 @@ bool Server::Call(Client& c, const CommandSpec& called, std::span<const std::str
     if ((spec.flags & kWrite) && !(spec.flags & kNoPropagate) && !from_log) {
       Propagate(c, spec, args, ctx);
     }
+  } else if ((spec.flags & kMayReplicate) && !ctx.rewritten().empty() && !from_log) {
+    // PUBLISH: logged for replicas only (the handler asks), changing nothing here.
+    Propagate(c, spec, args, ctx);
   }
   for (const auto& t : ctx.touched()) {
     TouchKey(t.db, t.key);

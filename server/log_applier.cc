@@ -46,7 +46,8 @@ Status LogApplier::ApplyBatch(int db, std::span<const JournalDecoder::Argv> batc
     }
     // The master's heartbeat (a replica's link sees it; a log may hold it).
     if (std::string_view(spec->name) == "ping") continue;
-    if (!(spec->flags & kWrite)) {
+    if ((spec->flags & kMayReplicate) && !options_.deliver_messages) continue;
+    if (!(spec->flags & (kWrite | kMayReplicate))) {
       return Status::Corruption(fmt::format("'{}' at {} is not a write command", argv[0], where_));
     }
     CallFlags flags = kCallFromLog;

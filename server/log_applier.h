@@ -41,6 +41,10 @@ class LogApplier {
     // A failed command stops applying (Aborted) instead of being logged and
     // skipped: a replica never skips silently.
     bool stop_on_error = false;
+    // Run the PUBLISH / SPUBLISH records a master logs for its replicas
+    // (delivering to this node's subscribers); AOF loading skips them, as
+    // Redis never writes them to its AOF.
+    bool deliver_messages = false;
   };
 
   LogApplier(Server& server, Options options);

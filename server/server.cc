@@ -48,13 +48,16 @@ Server::Server(boost::asio::io_context& io, Config config)
     // replicas never depend on clocks.
     EmitChange(db.index(), {"DEL", std::string(key)});
     TouchKey(db.index(), key);
+    NotifyKeyspaceEvent(kNotifyExpired, "expired", key, db.index());
   });
   ApplyAccessPolicy();
+  ApplyKeyspaceEvents();
   config_.set_on_change([this](const std::string& name) {
     if (name == "maxmemory-policy" || name == "lfu-log-factor" || name == "lfu-decay-time") {
       ApplyAccessPolicy();
     }
     if (name == "maxmemory" || name == "maxmemory-policy") evictor_.OnLimitChanged();
+    if (name == "notify-keyspace-events") ApplyKeyspaceEvents();
     for (const auto& hook : config_hooks_) hook(name);
   });
   static const char kHex[] = "0123456789abcdef";
@@ -263,6 +266,24 @@ void Server::RemoveConnection(Connection* c) {
   connections_.erase(it);
 }
 
+void Server::PublishKeyspaceEvent(std::string_view event, std::string_view key, int db) {
+  const int flags = cfg().notify_keyspace_events;
+  if (flags & kNotifyKeyspace) {
+    Publish(fmt::format("__keyspace@{}__:{}", db, key), event, false);
+  }
+  if (flags & kNotifyKeyevent) Publish(fmt::format("__keyevent@{}__:{}", db, event), key, false);
+}
+
+void Server::ApplyKeyspaceEvents() {
+  if (cfg().notify_keyspace_events & kNotifyNew) {
+    dataset_.SetNewKeyHook([this](Database& db, std::string_view key) {
+      NotifyKeyspaceEvent(kNotifyNew, "new", key, db.index());
+    });
+  } else {
+    dataset_.SetNewKeyHook(nullptr);
+  }
+}
+
 size_t Server::Publish(std::string_view channel, std::string_view message, bool shard) {
   std::vector<Client*> receivers;
   const size_t n = pubsub_.Publish(channel, message, shard, &receivers);
@@ -403,7 +424,7 @@ void Server::Cron() {
   access_clock_.Tick(now);  // as Redis's server.lruclock: hz times a second
   // Active expiry: a bounded walk per database per tick (and at most one rehash step).
   // None during CLIENT PAUSE, as Redis: a failover sees a dataset that holds still.
-  if (pause_end_ms_ == 0 || now >= pause_end_ms_) {
+  if (active_expire_ && (pause_end_ms_ == 0 || now >= pause_end_ms_)) {
     for (int i = 0; i < dataset_.num_dbs() && !replica_mode_; i++) {
       dataset_.db(i).ActiveExpireCycle(now, 4096, /*rehash_us=*/0);
     }

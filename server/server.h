@@ -29,6 +29,7 @@
 #include "server/command_table.h"
 #include "server/config.h"
 #include "server/eviction.h"
+#include "server/keyspace_events.h"
 #include "server/latency_histogram.h"
 #include "server/pubsub.h"
 #include "server/waiting_clients.h"
@@ -315,7 +316,14 @@ class Server {
   // Delivers a message to the subscribers of `channel` (PubSub::Publish) and sends
   // it to each at once. Returns the number of deliveries.
   size_t Publish(std::string_view channel, std::string_view message, bool shard);
+  // A keyspace notification (Redis's notifyKeyspaceEvent, server/keyspace_events.h):
+  // published when notify-keyspace-events selects `type`'s class.
+  void NotifyKeyspaceEvent(int type, std::string_view event, std::string_view key, int db) {
+    if (cfg().notify_keyspace_events & type) PublishKeyspaceEvent(event, key, db);
+  }
   void RemoveMonitor(Client* c);
+  // DEBUG SET-ACTIVE-EXPIRE: whether cron expires keys nobody reads.
+  void set_active_expire(bool on) { active_expire_ = on; }
 
   void Log(int level, std::string_view msg);  // 0 debug .. 3 warning
 
@@ -369,6 +377,9 @@ class Server {
   std::vector<uint64_t> push_pending_;
   bool push_flush_posted_ = false;
   void FlushPushes();
+  void PublishKeyspaceEvent(std::string_view event, std::string_view key, int db);
+  // Installs the new-key hook while notify-keyspace-events selects 'n'.
+  void ApplyKeyspaceEvents();
   std::vector<std::vector<std::string>> pending_changes_;
   int pending_db_ = 0;
   int64_t pause_end_ms_ = 0;  // CLIENT PAUSE: 0 when not paused
@@ -408,6 +419,7 @@ class Server {
   // replication threads read the persistence's files: they stop first).
   std::unique_ptr<Persistence> persistence_;
   std::unique_ptr<Replication> replication_;
+  bool active_expire_ = true;
 };
 
 int64_t NowMs();

@@ -212,6 +212,7 @@ Entry* Database::Replace(Entry** link, Entry* fresh) {
   memory_ += AccountedMemory(fresh);
   if (fresh->has_expire) expires_++;
   if (old == nullptr) table_.MaybeResize(size_);  // after the last use of link
+  if (old == nullptr && new_key_hook_) new_key_hook_(*this, fresh->key());
   return fresh;
 }
 

@@ -89,6 +89,8 @@ class Database {
 
   int index() const { return index_; }
   void set_expire_hook(ExpireHook hook) { expire_hook_ = std::move(hook); }
+  // Called with a key just added (not replaced), for the "new" keyspace event.
+  void set_new_key_hook(ExpireHook hook) { new_key_hook_ = std::move(hook); }
   // On a replica: a lookup reports an expired key as missing but leaves it
   // (its master's DEL removes it), as Redis's replicas do.
   void set_expired_keys_stay(bool stay) { expired_keys_stay_ = stay; }
@@ -229,6 +231,7 @@ class Database {
   uint64_t expire_cursor_ = 0;  // a SCAN cursor
   int64_t avg_ttl_ms_ = 0;
   ExpireHook expire_hook_;
+  ExpireHook new_key_hook_;
   bool expired_keys_stay_ = false;
   AccessClock* clock_ = nullptr;
 };

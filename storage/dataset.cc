@@ -18,6 +18,10 @@ void Dataset::SetExpireHook(const Database::ExpireHook& hook) {
   for (auto& db : dbs_) db->set_expire_hook(hook);
 }
 
+void Dataset::SetNewKeyHook(const Database::ExpireHook& hook) {
+  for (auto& db : dbs_) db->set_new_key_hook(hook);
+}
+
 void Dataset::Clear() {
   for (auto& db : dbs_) db->Clear();
   counter_spaces_.clear();

@@ -45,6 +45,7 @@ class Dataset {
   // Every database stamps its keys with `clock` and reports expiries to `hook`.
   void SetAccessClock(AccessClock* clock);
   void SetExpireHook(const Database::ExpireHook& hook);
+  void SetNewKeyHook(const Database::ExpireHook& hook);
 
   // Empties every database and drops every counter space.
   void Clear();

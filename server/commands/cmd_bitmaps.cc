@@ -87,7 +87,10 @@ void SetBit(CommandContext& ctx) {
   const uint64_t old = bitmap::GetField(*s, offset, 1);
   bitmap::SetField(s->data(), offset, 1, static_cast<uint64_t>(on));
   // A write only when the string was created, grew or the bit changed (as Redis).
-  if (grew || old != static_cast<uint64_t>(on)) ctx.Dirty();
+  if (grew || old != static_cast<uint64_t>(on)) {
+    ctx.Dirty();
+    ctx.Notify(kNotifyString, "setbit", ctx.arg(1));
+  }
   ctx.reply.Integer(static_cast<int64_t>(old));
 }
 
@@ -227,6 +230,7 @@ void BitOp(CommandContext& ctx) {
     if (db.Delete(dest)) {
       ctx.Touched(ctx.client.db, dest);
       ctx.Dirty();
+      ctx.Notify(kNotifyGeneric, "del", dest);
     }
     return ctx.reply.Integer(0);
   }
@@ -246,6 +250,7 @@ void BitOp(CommandContext& ctx) {
   db.SetString(dest, result, kNoExpire, false);
   ctx.Touched(ctx.client.db, dest);  // the sources did not change
   ctx.Dirty();
+  ctx.Notify(kNotifyString, "set", dest);
   ctx.reply.Integer(static_cast<int64_t>(maxlen));
 }
 
@@ -329,7 +334,7 @@ void BitFieldGeneric(CommandContext& ctx, bool ro_command) {
     target = StringForBits(ctx, highest_write, &grew);
     if (target == nullptr) return;
   }
-  int64_t changes = 0;
+  int64_t changes = 0, writes = 0;
   ctx.reply.ArrayHeader(ops.size());
   for (const FieldOp& op : ops) {
     if (target != nullptr) current = *target;
@@ -384,8 +389,11 @@ void BitFieldGeneric(CommandContext& ctx, bool ro_command) {
     ctx.reply.Integer(reply);
     bitmap::SetField(target->data(), op.offset, op.bits, new_bits);
     if (grew || old_bits != new_bits) ++changes;
+    ++writes;
   }
   if (changes > 0) ctx.Dirty(changes);
+  // Redis 7.0 reports every SET/INCRBY that ran, changed or not.
+  if (writes > 0) ctx.Notify(kNotifyString, "setbit", ctx.arg(1));
 }
 
 void BitField(CommandContext& ctx) { BitFieldGeneric(ctx, false); }

@@ -92,6 +92,7 @@ BloomChain* CreateAt(CommandContext& ctx, std::string_view key, const BloomChain
   BloomChain* bf = chain.get();
   *e = ctx.db().SetObject(key, std::move(chain), kNoExpire, false);
   ctx.Dirty();
+  ctx.Notify(kNotifyModule, "bf.reserve", key);
   return bf;
 }
 
@@ -132,6 +133,7 @@ void AddItems(CommandContext& ctx, const BloomChain::Params* create, size_t firs
   if (added > 0) {
     ctx.db().UpdateObjectMemory(e);
     ctx.Dirty(added);
+    ctx.Notify(kNotifyModule, "bf.add", key);
   }
   if (created && added == 0) {
     ctx.PropagateAs(ReserveRecord(key, *create));
@@ -375,6 +377,7 @@ void BfLoadChunk(CommandContext& ctx) {
     if (!s.ok()) return ctx.Error(s);
   }
   ctx.Dirty();
+  ctx.Notify(kNotifyModule, "bf.loadchunk", key);
   ctx.reply.Ok();
 }
 

@@ -96,6 +96,7 @@ void Create(CommandContext& ctx) {
   }
   spaces.emplace(std::string(ctx.arg(1)), std::make_unique<CounterSpace>(std::move(schema), options));
   ctx.Dirty();
+  ctx.Notify(kNotifyModule, "counter.create", ctx.arg(1));
   ctx.reply.Ok();
 }
 
@@ -105,8 +106,18 @@ void Drop(CommandContext& ctx) {
   size_t n = it == spaces.end() ? 0 : 1;
   if (n && ctx.server.cold_tier() != nullptr) ctx.server.cold_tier()->DropRows(it->first, *it->second);
   if (n) spaces.erase(it);
-  if (n) ctx.Dirty();
+  if (n) {
+    ctx.Dirty();
+    ctx.Notify(kNotifyModule, "counter.drop", ctx.arg(1));
+  }
   ctx.reply.Integer(static_cast<int64_t>(n));
+}
+
+// A counter's keyspace event (class d, docs/pubsub.md): the key is
+// "<space>:<id>", formatted only when someone asked for the class.
+void NotifyCounter(CommandContext& ctx, std::string_view event, int64_t id) {
+  if (!(ctx.server.cfg().notify_keyspace_events & kNotifyModule)) return;
+  ctx.Notify(kNotifyModule, event, fmt::format("{}:{}", ctx.arg(1), id));
 }
 
 void Spaces(CommandContext& ctx) {
@@ -128,6 +139,7 @@ void IncrBy(CommandContext& ctx) {
     return;
   }
   ctx.Dirty();
+  NotifyCounter(ctx, "counter.incrby", id);
   ReplyCounter(ctx, value);
 }
 
@@ -144,6 +156,7 @@ void Set(CommandContext& ctx) {
     return;
   }
   ctx.Dirty();
+  NotifyCounter(ctx, "counter.set", id);
   ctx.reply.Ok();
 }
 
@@ -218,7 +231,10 @@ void Del(CommandContext& ctx) {
   int64_t id;
   if (!ctx.IdArg(2, &id)) return;
   bool existed = space->Del(id);
-  if (existed) ctx.Dirty();
+  if (existed) {
+    ctx.Dirty();
+    NotifyCounter(ctx, "counter.del", id);
+  }
   ctx.reply.Integer(existed ? 1 : 0);
 }
 

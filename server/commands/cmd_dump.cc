@@ -303,6 +303,7 @@ void Restore(CommandContext& ctx) {
     if (deleted) {
       ctx.PropagateAs({"DEL", std::string(key)});
       ctx.Dirty();
+      ctx.Notify(kNotifyGeneric, "del", key);
     }
     return ctx.reply.Ok();
   }
@@ -318,6 +319,7 @@ void Restore(CommandContext& ctx) {
     ctx.PropagateAs(std::move(logged));
   }
   ctx.Dirty();
+  ctx.Notify(kNotifyGeneric, "restore", key);
   ctx.reply.Ok();
 }
 

@@ -92,9 +92,11 @@ void ExpireGeneric(CommandContext& ctx, bool relative, bool seconds) {
   }
   if (when <= now && !ctx.from_log) {
     db.Delete(key);
+    ctx.Notify(kNotifyGeneric, "del", key);
     ctx.PropagateAs({"DEL", std::string(key)});
   } else {
     db.SetExpire(key, when);
+    ctx.Notify(kNotifyGeneric, "expire", key);
     ctx.PropagateAs({"PEXPIREAT", std::string(key), std::to_string(when)});
   }
   ctx.Dirty();
@@ -109,13 +111,12 @@ void PExpireAt(CommandContext& ctx) { ExpireGeneric(ctx, false, false); }
 // TTL, PTTL, EXPIRETIME, PEXPIRETIME: -2 for no key, -1 for no expire.
 void TtlGeneric(CommandContext& ctx, bool ms, bool absolute) {
   int64_t now = ctx.now_ms();
-  const Entry* e = ctx.db().Peek(ctx.arg(1), now);  // no access recorded, as Redis
+  // No access recorded, as Redis.
+  const Entry* e = ctx.LookupRead(ctx.db(), ctx.arg(1), now, /*touch=*/false);
   if (e == nullptr) {
-    ctx.server.stats().keyspace_misses++;
     ctx.reply.Integer(-2);
     return;
   }
-  ctx.server.stats().keyspace_hits++;
   if (!e->has_expire) {
     ctx.reply.Integer(-1);
     return;
@@ -139,6 +140,7 @@ void Persist(CommandContext& ctx) {
   }
   db.SetExpire(ctx.arg(1), kNoExpire);
   ctx.Dirty();
+  ctx.Notify(kNotifyGeneric, "persist", ctx.arg(1));
   ctx.reply.Integer(1);
 }
 

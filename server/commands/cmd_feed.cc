@@ -23,6 +23,10 @@ namespace feedkv::server {
 
 namespace {
 
+// A FEED.* command's keyspace event (class d, docs/pubsub.md): the command's
+// name on the user id it names, once per command that changed something.
+void NotifyFeed(CommandContext& ctx) { ctx.Notify(kNotifyModule, ctx.spec.name, ctx.arg(1)); }
+
 // Adds `id` to the longset at `key` (created when missing); true if it was new.
 bool AddId(CommandContext& ctx, const std::string& key, int64_t id) {
   Entry* e;
@@ -101,6 +105,7 @@ void FeedFollow(CommandContext& ctx) {
   }
   AddId(ctx, FeedKey(target, "followers"), uid);
   ctx.Dirty();
+  NotifyFeed(ctx);
   // Backfill a push-mode author's newest posts into an existing inbox.
   const ServerConfig& cfg = ctx.server.cfg();
   FeedTimeline* inbox = FindTimeline(ctx, FeedKey(uid, "inbox"), FeedTimeline::Kind::kInbox);
@@ -134,6 +139,7 @@ void FeedUnfollow(CommandContext& ctx) {
   }
   RemoveId(ctx, FeedKey(target, "followers"), uid);
   ctx.Dirty();
+  NotifyFeed(ctx);
   ctx.reply.Integer(1);  // the inbox's entries from target are skipped at read time
 }
 
@@ -155,6 +161,7 @@ void FeedPublish(CommandContext& ctx) {
   ctx.db().UpdateObjectMemory(e);
   ctx.Touched(ctx.client.db, outbox_key);
   ctx.Dirty();
+  NotifyFeed(ctx);
   SyncPullAuthor(ctx, author, outbox);
   int64_t written = 0;
   if (push) {
@@ -204,6 +211,7 @@ void FeedDelete(CommandContext& ctx) {
   if (ctx.failed()) return;
   if (had || recorded) {
     ctx.Dirty();
+    NotifyFeed(ctx);
     ExpireFromNow(ctx, deleted_key, ctx.server.cfg().feed_delete_ttl);
   }
   ctx.reply.Integer(had ? 1 : 0);
@@ -231,6 +239,7 @@ void FeedMode(CommandContext& ctx) {
     outbox->set_mode(mode);
     ctx.Touched(ctx.client.db, key);
     ctx.Dirty();
+    NotifyFeed(ctx);
   }
   ctx.reply.Ok();
 }
@@ -264,6 +273,7 @@ void FeedActivate(CommandContext& ctx) {
   ctx.db().SetObject(key, std::move(inbox), kNoExpire, false);
   ctx.Touched(ctx.client.db, key);
   ctx.Dirty();
+  NotifyFeed(ctx);
   ctx.server.stats().feeds.inbox_rebuilds++;
   ExpireFromNow(ctx, key, cfg.feed_inbox_idle_ttl);
   ctx.reply.Integer(static_cast<int64_t>(merged.size()));
@@ -285,6 +295,7 @@ void FeedMarkRead(CommandContext& ctx) {
     ctx.db().SetString(key, FormatFeedEntryId(ts, id), kNoExpire, false);
     ctx.Touched(ctx.client.db, key);
     ctx.Dirty();
+    NotifyFeed(ctx);
   }
   // Reading keeps an inbox alive.
   const std::string inbox_key = FeedKey(uid, "inbox");

@@ -60,6 +60,7 @@ void HSetGeneric(CommandContext& ctx, bool ok_reply) {
   for (size_t i = 2; i < ctx.argc(); i += 2) added += h->Set(ctx.arg(i), ctx.arg(i + 1), limits);
   ctx.db().UpdateObjectMemory(e);
   ctx.Dirty(static_cast<int64_t>(ctx.argc() - 2) / 2);
+  ctx.Notify(kNotifyHash, "hset", ctx.arg(1));
   if (ok_reply) return ctx.reply.Ok();
   ctx.reply.Integer(added);
 }
@@ -77,6 +78,7 @@ void HSetNx(CommandContext& ctx) {
   h->Set(ctx.arg(2), ctx.arg(3), HLimits(ctx));
   ctx.db().UpdateObjectMemory(e);
   ctx.Dirty();
+  ctx.Notify(kNotifyHash, "hset", ctx.arg(1));
   ctx.reply.Integer(1);
 }
 
@@ -112,8 +114,10 @@ void HDel(CommandContext& ctx) {
   if (h != nullptr) {
     for (size_t i = 2; i < ctx.argc() && !h->empty(); ++i) removed += h->Remove(ctx.arg(i));
     if (removed > 0) {
+      ctx.Notify(kNotifyHash, "hdel", ctx.arg(1));
       if (h->empty()) {
         ctx.db().Delete(ctx.arg(1));
+        ctx.Notify(kNotifyGeneric, "del", ctx.arg(1));
       } else {
         ctx.db().UpdateObjectMemory(e);
       }
@@ -189,6 +193,7 @@ void HIncrBy(CommandContext& ctx) {
   h->Set(ctx.arg(2), text, HLimits(ctx));
   ctx.db().UpdateObjectMemory(e);
   ctx.Dirty();
+  ctx.Notify(kNotifyHash, "hincrby", ctx.arg(1));
   ctx.reply.Integer(value);
 }
 
@@ -211,6 +216,7 @@ void HIncrByFloat(CommandContext& ctx) {
   h->Set(ctx.arg(2), text, HLimits(ctx));
   ctx.db().UpdateObjectMemory(e);
   ctx.Dirty();
+  ctx.Notify(kNotifyHash, "hincrbyfloat", ctx.arg(1));
   ctx.reply.Bulk(text);
   // The result, not the increment, so float formatting never diverges (as Redis).
   ctx.PropagateAs({"HSET", std::string(ctx.arg(1)), std::string(ctx.arg(2)), std::move(text)});

@@ -84,6 +84,7 @@ void PfAdd(CommandContext& ctx) {
     hll::InvalidateCache(&hll);
     StoreHll(ctx, key, hll);
     ctx.Dirty(updated);
+    ctx.Notify(kNotifyString, "pfadd", key);
   }
   ctx.reply.Integer(updated > 0 ? 1 : 0);
 }
@@ -144,6 +145,7 @@ void PfMerge(CommandContext& ctx) {
   StoreHll(ctx, dest, hll);
   ctx.Touched(ctx.client.db, dest);
   ctx.Dirty();
+  ctx.Notify(kNotifyString, "pfadd", dest);
   ctx.reply.Ok();
 }
 

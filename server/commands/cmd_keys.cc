@@ -56,6 +56,7 @@ void Del(CommandContext& ctx) {
     if (db.Lookup(ctx.arg(i), now) != nullptr && db.Delete(ctx.arg(i))) {
       deleted++;
       ctx.Touched(ctx.client.db, ctx.arg(i));
+      ctx.Notify(kNotifyGeneric, "del", ctx.arg(i));
     }
   }
   ctx.Dirty(deleted);
@@ -176,6 +177,8 @@ void RenameGeneric(CommandContext& ctx, bool nx) {
   }
   db.MoveKey(src, &db, dst);
   ctx.Dirty();
+  ctx.Notify(kNotifyGeneric, "rename_from", src);
+  ctx.Notify(kNotifyGeneric, "rename_to", dst);
   if (nx) {
     ctx.reply.Integer(1);
   } else {
@@ -221,6 +224,7 @@ void Copy(CommandContext& ctx) {
   src.CopyKey(e, &dst, new_key);
   ctx.Dirty();
   ctx.Touched(dst_id, new_key);  // the source does not change
+  ctx.Notify(kNotifyGeneric, "copy_to", new_key, dst_id);
   ctx.reply.Integer(1);
 }
 
@@ -244,6 +248,8 @@ void Move(CommandContext& ctx) {
   ctx.Dirty();
   ctx.Touched(ctx.client.db, key);
   ctx.Touched(dst_id, key);
+  ctx.Notify(kNotifyGeneric, "move_from", key);
+  ctx.Notify(kNotifyGeneric, "move_to", key, dst_id);
   ctx.reply.Integer(1);
 }
 

@@ -41,13 +41,18 @@ bool MoveAndReply(CommandContext& ctx, size_t src_idx, Entry* src_e, ListValue* 
   ListValue* dst;
   if (!LookupList(ctx, dst_key, false, &dst_e, &dst)) return false;
   std::string value = src->Pop(from_front);
+  // Events as Redis: the push on the destination, then the pop on the source.
   if (src_key == dst_key) {
     src->Push(to_front, value, ListFill(ctx));
     ctx.db().UpdateObjectMemory(src_e);
+    ctx.Notify(kNotifyList, to_front ? "lpush" : "rpush", dst_key);
+    ctx.Notify(kNotifyList, from_front ? "lpop" : "rpop", src_key);
   } else {
     if (dst == nullptr) dst = ListForPush(ctx, dst_key, &dst_e);
     dst->Push(to_front, value, ListFill(ctx));
     ctx.db().UpdateObjectMemory(dst_e);
+    ctx.Notify(kNotifyList, to_front ? "lpush" : "rpush", dst_key);
+    ctx.Notify(kNotifyList, from_front ? "lpop" : "rpop", src_key);
     ListAfterChange(ctx, src_key, src_e, src);
   }
   ctx.Dirty();
@@ -116,6 +121,7 @@ void PopToReply(CommandContext& ctx, std::string_view key, Entry* e, ListValue* 
   if (mpop) logged.push_back(std::to_string(n));
   ctx.PropagateAs(std::move(logged));
   ctx.Touched(ctx.client.db, key);
+  ctx.Notify(kNotifyList, front ? "lpop" : "rpop", key);
   ListAfterChange(ctx, key, e, l);
   ctx.Dirty(static_cast<int64_t>(n));
 }

@@ -32,6 +32,7 @@ void PushGeneric(CommandContext& ctx, bool front, bool only_existing) {
   for (size_t i = 2; i < ctx.argc(); ++i) l->Push(front, ctx.arg(i), fill);
   ctx.db().UpdateObjectMemory(e);
   ctx.Dirty(static_cast<int64_t>(ctx.argc() - 2));
+  ctx.Notify(kNotifyList, front ? "lpush" : "rpush", ctx.arg(1));
   ctx.reply.Integer(static_cast<int64_t>(l->size()));
 }
 
@@ -62,6 +63,7 @@ void PopGeneric(CommandContext& ctx, bool front) {
     for (size_t i = 0; i < n; ++i) ctx.reply.Bulk(l->Pop(front));
     ctx.Dirty(static_cast<int64_t>(n));
   }
+  ctx.Notify(kNotifyList, front ? "lpop" : "rpop", ctx.arg(1));
   ListAfterChange(ctx, ctx.arg(1), e, l);
 }
 
@@ -113,6 +115,7 @@ void LInsert(CommandContext& ctx) {
   if (!l->InsertAtPivot(ctx.arg(3), ctx.arg(4), after, ListFill(ctx))) return ctx.reply.Integer(-1);
   ctx.db().UpdateObjectMemory(e);
   ctx.Dirty();
+  ctx.Notify(kNotifyList, "linsert", ctx.arg(1));
   ctx.reply.Integer(static_cast<int64_t>(l->size()));
 }
 
@@ -128,6 +131,7 @@ void LSet(CommandContext& ctx) {
   l->Set(at, ctx.arg(3), ListFill(ctx));
   ctx.db().UpdateObjectMemory(e);
   ctx.Dirty();
+  ctx.Notify(kNotifyList, "lset", ctx.arg(1));
   ctx.reply.Ok();
 }
 
@@ -180,6 +184,7 @@ void LTrim(CommandContext& ctx) {
   }
   // Redis signals the key even when nothing was trimmed (WATCH sees it).
   ctx.Touched(ctx.client.db, ctx.arg(1));
+  ctx.Notify(kNotifyList, "ltrim", ctx.arg(1));
   ListAfterChange(ctx, ctx.arg(1), e, l);
   ctx.Dirty(static_cast<int64_t>(removed));
   ctx.reply.Ok();
@@ -195,6 +200,7 @@ void LRem(CommandContext& ctx) {
   if (l == nullptr) return ctx.reply.Integer(0);
   const size_t removed = l->RemoveEqual(ctx.arg(3), count);
   if (removed > 0) {
+    ctx.Notify(kNotifyList, "lrem", ctx.arg(1));
     ListAfterChange(ctx, ctx.arg(1), e, l);
     ctx.Dirty(static_cast<int64_t>(removed));
   }

@@ -67,10 +67,14 @@ void LsSet(CommandContext& ctx) {
   Status st = LongSet::FromImage(ctx.arg(2), Options(ctx), &ls);
   if (!st.ok()) return ctx.Error(st);
   if (ls->empty()) {
-    if (ctx.db().Delete(ctx.arg(1))) ctx.Dirty();  // empty sets do not exist
+    if (ctx.db().Delete(ctx.arg(1))) {  // empty sets do not exist
+      ctx.Dirty();
+      ctx.Notify(kNotifyGeneric, "del", ctx.arg(1));
+    }
   } else {
     ctx.db().SetObject(ctx.arg(1), std::make_unique<SetValue>(std::move(*ls)), kNoExpire, false);
     ctx.Dirty();
+    ctx.Notify(kNotifySet, "lsset", ctx.arg(1));
   }
   ctx.reply.Ok();
 }
@@ -123,7 +127,7 @@ void LsAdd(CommandContext& ctx) {
   SetValue* set;
   if (!LookupLongSet(ctx, ctx.arg(1), false, &e, &set)) return;
   AddToSet(
-      ctx, e, set,
+      ctx, "lsadd", e, set,
       [&](std::unique_ptr<SetValue>* fresh) { return SetValue::FromInts(ids, Options(ctx), fresh); },
       [&](SetValue* s, size_t* added) { return s->AddInts(ids, Options(ctx), added); });
 }
@@ -139,6 +143,7 @@ void LsRem(CommandContext& ctx) {
     for (int64_t v : ids) removed += set->RemoveInt(v);
   }
   if (removed > 0) {
+    ctx.Notify(kNotifySet, "lsrem", ctx.arg(1));
     AfterRemoval(ctx, ctx.arg(1), e, set);
     ctx.Dirty(removed);
   }

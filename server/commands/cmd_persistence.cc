@@ -84,6 +84,10 @@ constexpr std::string_view kDebugHelp[] = {
     "RELOAD [NOSAVE]",
     "    Save the snapshot on disk, empty the dataset and reload it.",
     "    NOSAVE: reload the existing snapshot without saving first.",
+    "SET-ACTIVE-EXPIRE <0|1>",
+    "    Setting it to 0 disables expiring keys in background when they are not",
+    "    accessed (otherwise the Redis behavior). Setting it to 1 reenables back the",
+    "    default.",
     "SLEEP <seconds>",
     "    Stop the server for <seconds>. Decimals allowed.",
     "HELP",
@@ -198,6 +202,12 @@ void Debug(CommandContext& ctx) {
     // nanosleep refuses the result, so it replies +OK at once; so does feedkv.
     const double us = std::strtod(std::string(ctx.arg(2)).c_str(), nullptr) * 1e6;
     if (us >= 1 && us < 0x1p63) std::this_thread::sleep_for(std::chrono::microseconds(static_cast<int64_t>(us)));
+    ctx.reply.Ok();
+    return;
+  }
+  if (EqualsIgnoreCase(sub, "SET-ACTIVE-EXPIRE") && ctx.argc() == 3) {
+    // Redis reads it with atoi: anything but a leading non-zero number is 0.
+    ctx.server.set_active_expire(std::atoi(std::string(ctx.arg(2)).c_str()) != 0);
     ctx.reply.Ok();
     return;
   }

@@ -11,6 +11,7 @@
 
 #include "server/command_context.h"
 #include "server/pubsub.h"
+#include "server/replication/replication.h"
 #include "server/server.h"
 
 namespace feedkv::server {
@@ -72,6 +73,13 @@ void SUnsubscribe(CommandContext& ctx) { UnsubscribeGeneric(ctx, PubSub::kShard)
 
 void PublishGeneric(CommandContext& ctx, bool shard) {
   ctx.reply.Integer(static_cast<int64_t>(ctx.server.Publish(ctx.arg(1), ctx.arg(2), shard)));
+  // As Redis: a master's replicas deliver the message to their own
+  // subscribers. It travels in the log (feedkv replicas follow it), and AOF
+  // loading skips it (LogApplier), so only replicas ever see it run again.
+  const Replication* repl = ctx.server.replication();
+  if (!ctx.from_log && repl != nullptr && repl->ReplicatesMessages()) {
+    ctx.PropagateAs({shard ? "SPUBLISH" : "PUBLISH", std::string(ctx.arg(1)), std::string(ctx.arg(2))});
+  }
 }
 void Publish(CommandContext& ctx) { PublishGeneric(ctx, false); }
 void SPublish(CommandContext& ctx) { PublishGeneric(ctx, true); }

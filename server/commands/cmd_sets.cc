@@ -78,7 +78,7 @@ void SAdd(CommandContext& ctx) {
   if (!LookupSet(ctx, ctx.arg(1), false, &e, &set)) return;
   auto members = ctx.args.subspan(2);
   AddToSet(
-      ctx, e, set,
+      ctx, "sadd", e, set,
       [&](std::unique_ptr<SetValue>* fresh) { return SetValue::FromMembers(members, Options(ctx), fresh); },
       [&](SetValue* s, size_t* added) { return s->AddMembers(members, Options(ctx), added); });
 }
@@ -91,6 +91,7 @@ void SRem(CommandContext& ctx) {
   if (set != nullptr) {
     for (size_t i = 2; i < ctx.argc() && !set->empty(); ++i) removed += set->Remove(ctx.arg(i));
     if (removed > 0) {
+      ctx.Notify(kNotifySet, "srem", ctx.arg(1));
       AfterRemoval(ctx, ctx.arg(1), e, set);
       ctx.Dirty(removed);
     }
@@ -229,6 +230,7 @@ void SPop(CommandContext& ctx) {
   }
   for (const std::string& m : popped) set->Remove(m);
   if (!popped.empty()) {
+    ctx.Notify(kNotifySet, "spop", ctx.arg(1));
     AfterRemoval(ctx, ctx.arg(1), e, set);
     ctx.Dirty(static_cast<int64_t>(popped.size()));
     PropagatePopped(ctx, popped);
@@ -253,10 +255,12 @@ void SMove(CommandContext& ctx) {
     return ctx.Error("FULL longset is full");
   }
   src->Remove(member);
+  ctx.Notify(kNotifySet, "srem", ctx.arg(1));
   AfterRemoval(ctx, ctx.arg(1), src_e, src);
   ctx.Touched(ctx.client.db, ctx.arg(1));
   // As Redis: the destination changes only if the member was not there yet.
-  if (dst == nullptr || !dst->Contains(member)) ctx.Touched(ctx.client.db, ctx.arg(2));
+  const bool dst_changes = dst == nullptr || !dst->Contains(member);
+  if (dst_changes) ctx.Touched(ctx.client.db, ctx.arg(2));
   if (dst == nullptr) {
     std::unique_ptr<SetValue> fresh;
     Status st = SetValue::FromMembers(std::span<const std::string_view>(&member, 1), options, &fresh);
@@ -267,6 +271,7 @@ void SMove(CommandContext& ctx) {
     st.PermitUnchecked();  // room was checked above
     ctx.db().UpdateObjectMemory(dst_e);
   }
+  if (dst_changes) ctx.Notify(kNotifySet, "sadd", ctx.arg(2));
   ctx.Dirty();
   ctx.reply.Integer(1);
 }
@@ -280,6 +285,7 @@ void StoreResult(CommandContext& ctx, std::unique_ptr<SetValue> result) {
     if (ctx.db().Delete(ctx.arg(1))) {
       ctx.Dirty();
       ctx.Touched(ctx.client.db, ctx.arg(1));
+      ctx.Notify(kNotifyGeneric, "del", ctx.arg(1));
     }
     return ctx.reply.Integer(0);
   }
@@ -287,6 +293,7 @@ void StoreResult(CommandContext& ctx, std::unique_ptr<SetValue> result) {
   ctx.db().SetObject(ctx.arg(1), std::move(result), kNoExpire, false);
   ctx.Dirty();
   ctx.Touched(ctx.client.db, ctx.arg(1));
+  ctx.Notify(kNotifySet, ctx.spec.name, ctx.arg(1));  // sinterstore, sunionstore, sdiffstore
   ctx.reply.Integer(n);
 }
 

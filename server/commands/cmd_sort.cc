@@ -237,11 +237,13 @@ void SortGeneric(CommandContext& ctx, bool readonly) {
     ctx.PropagateAs(std::move(log));
     ctx.Dirty(outputlen);
     ctx.Touched(ctx.client.db, *store);
+    ctx.Notify(kNotifyList, "sortstore", *store);
   } else if (existed) {
     db.Delete(*store);
     ctx.PropagateAs({"DEL", std::string(*store)});
     ctx.Dirty();
     ctx.Touched(ctx.client.db, *store);
+    ctx.Notify(kNotifyGeneric, "del", *store);
   }
   ctx.reply.Integer(outputlen);
 }

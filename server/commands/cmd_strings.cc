@@ -193,6 +193,8 @@ void SetGeneric(CommandContext& ctx, const StringOptions& o, std::string_view ke
 
   db.SetString(key, value, when, (o.flags & kKeepTtl) != 0);
   ctx.Dirty();
+  ctx.Notify(kNotifyString, "set", key);
+  if (when != kNoExpire) ctx.Notify(kNotifyGeneric, "expire", key);
   if (!(o.flags & kGet)) {
     if (int_reply) {
       ctx.reply.Integer(1);
@@ -216,6 +218,7 @@ void Set(CommandContext& ctx) {
     // The hot path: no options, no lookup.
     ctx.db().SetString(ctx.arg(1), ctx.arg(2), kNoExpire, false);
     ctx.Dirty();
+    ctx.Notify(kNotifyString, "set", ctx.arg(1));
     ctx.reply.Ok();
     return;
   }
@@ -251,6 +254,7 @@ void GetSet(CommandContext& ctx) {
   if (!ok) return;
   db.SetString(ctx.arg(1), ctx.arg(2), kNoExpire, false);
   ctx.Dirty();
+  ctx.Notify(kNotifyString, "set", ctx.arg(1));
   ctx.PropagateAs({"SET", std::string(ctx.arg(1)), std::string(ctx.arg(2))});
 }
 
@@ -260,6 +264,7 @@ void GetDel(CommandContext& ctx) {
   if (ReplyStringValue(ctx, db, ctx.arg(1), ctx.now_ms(), &ok) == nullptr) return;
   db.Delete(ctx.arg(1));
   ctx.Dirty();
+  ctx.Notify(kNotifyGeneric, "del", ctx.arg(1));
   ctx.PropagateAs({"DEL", std::string(ctx.arg(1))});
 }
 
@@ -287,14 +292,17 @@ void GetEx(CommandContext& ctx) {
     // An absolute time already in the past deletes the key.
     db.Delete(key);
     ctx.Dirty();
+    ctx.Notify(kNotifyGeneric, "del", key);
     ctx.PropagateAs({"DEL", std::string(key)});
   } else if (when != kNoExpire) {
     db.SetExpire(key, when);
     ctx.Dirty();
+    ctx.Notify(kNotifyGeneric, "expire", key);
     ctx.PropagateAs({"PEXPIREAT", std::string(key), std::to_string(when)});
   } else if ((o.flags & kPersist) && e->has_expire) {
     db.SetExpire(key, kNoExpire);
     ctx.Dirty();
+    ctx.Notify(kNotifyGeneric, "persist", key);
     ctx.PropagateAs({"PERSIST", std::string(key)});
   }
 }
@@ -325,7 +333,10 @@ bool CheckPairs(CommandContext& ctx) {
 void MSet(CommandContext& ctx) {
   if (!CheckPairs(ctx)) return;
   Database& db = ctx.db();
-  for (size_t i = 1; i < ctx.argc(); i += 2) db.SetString(ctx.arg(i), ctx.arg(i + 1), kNoExpire, false);
+  for (size_t i = 1; i < ctx.argc(); i += 2) {
+    db.SetString(ctx.arg(i), ctx.arg(i + 1), kNoExpire, false);
+    ctx.Notify(kNotifyString, "set", ctx.arg(i));
+  }
   ctx.Dirty(static_cast<int64_t>(ctx.argc() / 2));
   ctx.reply.Ok();
 }
@@ -340,7 +351,10 @@ void MSetNx(CommandContext& ctx) {
       return;
     }
   }
-  for (size_t i = 1; i < ctx.argc(); i += 2) db.SetString(ctx.arg(i), ctx.arg(i + 1), kNoExpire, false);
+  for (size_t i = 1; i < ctx.argc(); i += 2) {
+    db.SetString(ctx.arg(i), ctx.arg(i + 1), kNoExpire, false);
+    ctx.Notify(kNotifyString, "set", ctx.arg(i));
+  }
   ctx.Dirty(static_cast<int64_t>(ctx.argc() / 2));
   ctx.reply.Integer(1);
 }
@@ -372,6 +386,7 @@ void IncrDecr(CommandContext& ctx, int64_t incr) {
     db.SetInteger(key, value, kNoExpire, true);
   }
   ctx.Dirty();
+  ctx.Notify(kNotifyString, "incrby", key);
   ctx.reply.Integer(value);
 }
 
@@ -422,6 +437,7 @@ void IncrByFloat(CommandContext& ctx) {
   std::string text = FormatLongDouble(value);
   db.SetString(key, text, kNoExpire, true);
   ctx.Dirty();
+  ctx.Notify(kNotifyString, "incrbyfloat", key);
   ctx.reply.Bulk(text);
   // The result, not the increment, so float formatting never diverges.
   ctx.PropagateAs({"SET", std::string(key), std::move(text), "KEEPTTL"});
@@ -449,6 +465,7 @@ void Append(CommandContext& ctx) {
     len = db.AppendString(key, tail);
   }
   ctx.Dirty();
+  ctx.Notify(kNotifyString, "append", key);
   ctx.reply.Integer(static_cast<int64_t>(len));
 }
 
@@ -523,6 +540,7 @@ void SetRange(CommandContext& ctx) {
   }
   size_t len = db.SetRange(key, static_cast<size_t>(off), value);
   ctx.Dirty();
+  ctx.Notify(kNotifyString, "setrange", key);
   ctx.reply.Integer(static_cast<int64_t>(len));
 }
 

@@ -55,6 +55,7 @@ void PopAndReply(CommandContext& ctx, std::string_view key, Entry* e, SortedSetV
   if (count_given) logged.push_back(std::to_string(n));
   ctx.PropagateAs(std::move(logged));
   ctx.Touched(ctx.client.db, key);
+  ctx.Notify(kNotifyZset, max ? "zpopmax" : "zpopmin", key);
   ZAfterRemoval(ctx, key, e, z);
   ctx.Dirty(static_cast<int64_t>(n));
 }

@@ -65,6 +65,7 @@ void ZAddGeneric(CommandContext& ctx, size_t first_pair, int flags, bool ch) {
     if (added + updated > 0) {
       ctx.db().UpdateObjectMemory(e);
       ctx.Dirty(added + updated);
+      ctx.Notify(kNotifyZset, incr ? "zincr" : "zadd", ctx.arg(1));
     } else if (z->empty()) {
       ctx.db().Delete(ctx.arg(1));  // created for a pair that NX/GT/LT then refused
     }
@@ -111,6 +112,7 @@ void ZRem(CommandContext& ctx) {
   if (z != nullptr) {
     for (size_t i = 2; i < ctx.argc() && !z->empty(); ++i) removed += z->Remove(ctx.arg(i));
     if (removed > 0) {
+      ctx.Notify(kNotifyZset, "zrem", ctx.arg(1));
       ZAfterRemoval(ctx, ctx.arg(1), e, z);
       ctx.Dirty(removed);
     }
@@ -188,6 +190,7 @@ void ZLexCount(CommandContext& ctx) {
 void RemoveRanks(CommandContext& ctx, Entry* e, SortedSetValue* z, size_t lo, size_t hi) {
   if (hi > lo) {
     z->RemoveRanks(lo, hi - 1);
+    ctx.Notify(kNotifyZset, ctx.spec.name, ctx.arg(1));  // zremrangebyrank|score|lex
     ZAfterRemoval(ctx, ctx.arg(1), e, z);
     ctx.Dirty(static_cast<int64_t>(hi - lo));
   }

@@ -31,11 +31,13 @@ inline ListValue* ListForPush(CommandContext& ctx, std::string_view key, Entry**
   return l;
 }
 
-// After elements left the list: an empty list is deleted (as Redis), else its
-// memory count is brought up to date.
+// After elements left the list: an empty list is deleted (as Redis, with a
+// "del" event after the command's own), else its memory count is brought up
+// to date.
 inline void ListAfterChange(CommandContext& ctx, std::string_view key, Entry* e, ListValue* l) {
   if (l->empty()) {
     ctx.db().Delete(key);
+    ctx.Notify(kNotifyGeneric, "del", key);
   } else {
     ctx.db().UpdateObjectMemory(e);
   }

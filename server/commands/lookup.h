@@ -19,7 +19,14 @@ bool LookupTyped(CommandContext& ctx, std::string_view key, ValueType type, bool
   // expire needs it (Lookup then drops the key if it has expired).
   Entry* e = ctx.db().Find(key);
   if (e != nullptr && e->has_expire) e = ctx.db().Lookup(key, ctx.now_ms());
-  if (read) (e != nullptr ? ctx.server.stats().keyspace_hits : ctx.server.stats().keyspace_misses)++;
+  if (read) {
+    if (e != nullptr) {
+      ctx.server.stats().keyspace_hits++;
+    } else {
+      ctx.server.stats().keyspace_misses++;
+      ctx.Notify(kNotifyKeyMiss, "keymiss", key);
+    }
+  }
   *entry = e;
   *obj = nullptr;
   if (e == nullptr) return true;

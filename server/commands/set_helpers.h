@@ -55,10 +55,12 @@ inline bool LookupLongSet(CommandContext& ctx, std::string_view key, bool read, 
   return true;
 }
 
-// After removals: drop an emptied key, else shrink and re-measure it.
+// After removals (and their keyspace event): drop an emptied key, with a
+// "del" event, else shrink and re-measure it.
 inline void AfterRemoval(CommandContext& ctx, std::string_view key, Entry* e, SetValue* set) {
   if (set->empty()) {
     ctx.db().Delete(key);
+    ctx.Notify(kNotifyGeneric, "del", key);
   } else {
     set->Compact(Options(ctx));
     ctx.db().UpdateObjectMemory(e);
@@ -67,9 +69,10 @@ inline void AfterRemoval(CommandContext& ctx, std::string_view key, Entry* e, Se
 
 // SADD / LSADD: creates the set with create(&fresh) when the key is missing, else adds
 // with add(set, &added); replies with the number added. Members already added stay (and
-// are counted dirty) when add fails part way, e.g. FULL in cache mode.
+// are counted dirty) when add fails part way, e.g. FULL in cache mode. `event`:
+// the keyspace event of an add that changed the set.
 template <class Create, class Add>
-void AddToSet(CommandContext& ctx, Entry* e, SetValue* set, Create create, Add add) {
+void AddToSet(CommandContext& ctx, std::string_view event, Entry* e, SetValue* set, Create create, Add add) {
   if (set == nullptr) {
     std::unique_ptr<SetValue> fresh;
     Status st = create(&fresh);
@@ -77,6 +80,7 @@ void AddToSet(CommandContext& ctx, Entry* e, SetValue* set, Create create, Add a
     const auto n = static_cast<int64_t>(fresh->size());
     ctx.db().SetObject(ctx.arg(1), std::move(fresh), kNoExpire, false);
     ctx.Dirty(n);
+    ctx.Notify(kNotifySet, event, ctx.arg(1));
     ctx.reply.Integer(n);
     return;
   }
@@ -85,6 +89,7 @@ void AddToSet(CommandContext& ctx, Entry* e, SetValue* set, Create create, Add a
   if (added > 0) {
     ctx.db().UpdateObjectMemory(e);
     ctx.Dirty(static_cast<int64_t>(added));
+    ctx.Notify(kNotifySet, event, ctx.arg(1));
   }
   if (!st.ok()) return StatusError(ctx, st);
   ctx.reply.Integer(static_cast<int64_t>(added));

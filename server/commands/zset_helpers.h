@@ -34,6 +34,7 @@ inline bool LookupZset(CommandContext& ctx, std::string_view key, bool read, Ent
 inline void ZAfterRemoval(CommandContext& ctx, std::string_view key, Entry* e, SortedSetValue* z) {
   if (z->empty()) {
     ctx.db().Delete(key);
+    ctx.Notify(kNotifyGeneric, "del", key);
   } else {
     ctx.db().UpdateObjectMemory(e);
   }
@@ -144,6 +145,7 @@ inline void StoreZset(CommandContext& ctx, std::unique_ptr<SortedSetValue> resul
     if (ctx.db().Delete(dst)) {
       ctx.Dirty();
       ctx.Touched(ctx.client.db, dst);
+      ctx.Notify(kNotifyGeneric, "del", dst);
     }
     return ctx.reply.Integer(0);
   }
@@ -151,6 +153,7 @@ inline void StoreZset(CommandContext& ctx, std::unique_ptr<SortedSetValue> resul
   ctx.db().SetObject(dst, std::move(result), kNoExpire, false);
   ctx.Dirty();
   ctx.Touched(ctx.client.db, dst);
+  ctx.Notify(kNotifyZset, ctx.spec.name, dst);  // zunionstore, zinterstore, zdiffstore, zrangestore
   ctx.reply.Integer(n);
 }
 

@@ -170,6 +170,7 @@ std::unique_ptr<LogApplier> Replication::NewApplier() {
   o.source = "master";
   o.count_stats = true;   // a replica counts what it applies, as Redis's do
   o.stop_on_error = true;  // and never skips a failed command
+  o.deliver_messages = true;
   return std::make_unique<LogApplier>(server_, o);
 }
 

@@ -58,6 +58,9 @@ class Replication {
   // This node must keep its AOF on: it is a replica, or replicas are attached
   // or known.
   bool NeedsLog() const;
+  // PUBLISH goes into the log for replicas: this node is a master with
+  // replicas attached or known (a known one may resume from the log).
+  bool ReplicatesMessages() const;
   // The current history's id (a replica's is its master's).
   std::string replid() const;
 

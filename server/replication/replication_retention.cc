@@ -30,6 +30,9 @@ using repl::IsHex40;
 using repl::Words;
 
 bool Replication::NeedsLog() const { return is_replica() || !replicas_.empty() || !known_.empty(); }
+bool Replication::ReplicatesMessages() const {
+  return !is_replica() && (!replicas_.empty() || !known_.empty());
+}
 
 uint64_t Replication::PinOwner(const std::string& replica_id) {
   // Client ids (the senders' pins) are small; known replicas' pins live in

@@ -11,7 +11,8 @@ import time
 
 import pytest
 
-from conftest import Push, RespError
+from conftest import Push, RawConn, RespError
+from persist_util import Server, kill_all, wait_until
 
 
 def transcript(srv):
@@ -143,3 +144,52 @@ def test_many_subscribers_all_receive(server):
     for s in subs:
         assert [m[2] for m in s.read_replies(20)] == [f"m{i}".encode() for i in range(20)]
     assert pub.cmd("SUBSCRIBE") == RespError("ERR wrong number of arguments for 'subscribe' command")
+
+
+def test_publish_on_a_master_reaches_its_replicas_subscribers(tmp_path):
+    # As Redis: PUBLISH and SPUBLISH travel to replicas, which deliver them to
+    # their own subscribers; a PUBLISH on a replica stays there; the master's
+    # AOF never makes a message run again at restart.
+    master = Server(tmp_path / "master").start()
+    replica = Server(tmp_path / "replica")
+    try:
+        replica.start("--replicaof", "127.0.0.1", str(master.port))
+        wait_until(lambda: replica.client().info("replication").get("master_link_status") == "up",
+                   timeout=30, what="the replica's link")
+        mc = master.client()
+        sub = replica.client().pubsub()
+        sub.subscribe("news")
+        sub.psubscribe("n*")
+        for _ in range(2):
+            assert sub.get_message(timeout=5)["type"] in ("subscribe", "psubscribe")
+        shard = RawConn(replica.port)
+        assert shard.cmd("SSUBSCRIBE", "news") == [b"ssubscribe", b"news", 1]
+        mc.set("k", "v")
+        assert mc.publish("news", "m1") == 0  # nobody on the master itself
+        assert mc.execute_command("SPUBLISH", "news", "m2") == 0
+        with mc.pipeline(transaction=True) as p:
+            p.set("k", "w").publish("news", "m3")
+            p.execute()
+        got = []
+        deadline = time.monotonic() + 10
+        while len(got) < 4 and time.monotonic() < deadline:
+            m = sub.get_message(timeout=1)
+            if m is not None:
+                got.append((m["type"], m["data"]))
+        assert got == [("message", "m1"), ("pmessage", "m1"), ("message", "m3"), ("pmessage", "m3")]
+        assert shard.read_reply() == [b"smessage", b"news", b"m2"]
+        other = master.client().pubsub()
+        other.subscribe("news")
+        assert other.get_message(timeout=5)["type"] == "subscribe"
+        assert replica.client().publish("news", "local") == 2
+        assert sub.get_message(timeout=5)["data"] == "local"
+        assert other.get_message(timeout=0.5) is None
+        other.close()
+        sub.close()
+        shard.close()
+        master.stop()
+        master.start()
+        assert master.client().get("k") == "w"
+        assert "failed" not in open(master.log_path).read().split("=== start 2 ===")[1]
+    finally:
+        assert not kill_all()
