@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "server/command_queue.h"
+#include "server/tracking.h"
 
 namespace feedkv::server {
 
@@ -67,6 +68,9 @@ struct Client {
   // Messages wait in `out` for the server's next push flush (Server::Publish).
   bool push_pending = false;
   bool subscribed() const { return !channels.empty() || !patterns.empty() || !shard_channels.empty(); }
+
+  // CLIENT TRACKING (server/tracking.h).
+  ClientTracking tracking;
 
   // MULTI/EXEC.
   bool in_multi = false;

@@ -402,6 +402,7 @@ Config::Config() {
         "allkeys-random", "volatile-random", "volatile-ttl"},
        true);
   Int("maxmemory-samples", &ServerConfig::maxmemory_samples, 1, INT32_MAX, true);
+  Int("tracking-table-max-keys", &ServerConfig::tracking_table_max_keys, 0, INT64_MAX, true);
   Int("maxmemory-eviction-tenacity", &ServerConfig::maxmemory_eviction_tenacity, 0, 100, true);
   Int("lfu-log-factor", &ServerConfig::lfu_log_factor, 0, INT32_MAX, true);
   Int("lfu-decay-time", &ServerConfig::lfu_decay_time, 0, INT32_MAX, true);

@@ -81,6 +81,7 @@ struct ServerConfig {
   int64_t maxmemory = 0;
   std::string maxmemory_policy = "noeviction";
   int64_t maxmemory_samples = 5;            // keys sampled per eviction round
+  int64_t tracking_table_max_keys = 1000000;  // CLIENT TRACKING's key table bound (0: none)
   int64_t maxmemory_eviction_tenacity = 10;  // 0..100: eviction time per command
   int64_t lfu_log_factor = 10;
   int64_t lfu_decay_time = 1;

@@ -150,7 +150,6 @@ const CompatSetting kSettings[] = {
     {"cluster-node-timeout", nullptr, Kind::kInt, "15000", 0, kLongMax},
     {"stream-node-max-entries", nullptr, Kind::kInt, "100", 0, kLongMax},
     {"repl-backlog-ttl", nullptr, Kind::kInt, "3600", 0, kLongMax},
-    {"tracking-table-max-keys", nullptr, Kind::kInt, "1000000", 0, kLongMax},
     {"tls-port", nullptr, Kind::kInt, "0", 0, 65535},
     {"tls-session-cache-size", nullptr, Kind::kInt, "20480", 0, kIntMax},
     {"tls-session-cache-timeout", nullptr, Kind::kInt, "300", 0, kIntMax},

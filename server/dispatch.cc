@@ -413,6 +413,10 @@ bool Server::Call(Client& c, const CommandSpec& called, std::span<const std::str
   }
   CommandContext ctx(*this, c, spec, args, from_log);
   const uint64_t records_before = records_emitted_;
+  if (call_depth_ == 0) {
+    executing_client_ = c.id;
+    tracking_.set_executing(c.id);
+  }
   call_depth_++;
   ctx.depth = call_depth_;
   int64_t start = MonotonicClock::NowNs();
@@ -436,7 +440,7 @@ bool Server::Call(Client& c, const CommandSpec& called, std::span<const std::str
   const bool wake_waiters = ctx.dirty() > 0 && waiting_.keys_waited() > 0;
   if (ctx.dirty() > 0) {
     stats_.dirty += static_cast<uint64_t>(ctx.dirty());
-    if ((!watched_.empty() || wake_waiters) && ctx.touched().empty()) {
+    if ((KeyChangesObserved() || wake_waiters) && ctx.touched().empty()) {
       for (int pos : CommandTable::KeyPositions(spec, args)) {
         if (KeyFlagsOf(spec, args, pos) & kKeyNotKey) continue;
         TouchKey(c.db, args[pos]);
@@ -455,6 +459,20 @@ bool Server::Call(Client& c, const CommandSpec& called, std::span<const std::str
   for (const auto& t : ctx.touched()) {
     TouchKey(t.db, t.key);
     if (wake_waiters) waiting_.KeyReady(t.db, t.key);
+  }
+  // Client-side caching: what a tracking client read, it hears about when it changes.
+  if ((spec.flags & kReadOnly) && Tracking::Remembers(c)) {
+    for (int pos : CommandTable::KeyPositions(spec, args)) {
+      if (!(KeyFlagsOf(spec, args, pos) & kKeyNotKey)) tracking_.RememberKey(c, args[pos]);
+    }
+  }
+  if (call_depth_ == 0) {
+    executing_client_ = 0;
+    tracking_.FlushDeferred();  // its own invalidations follow its reply
+    // CLIENT CACHING applies to the next command (all of a MULTI's), as Redis.
+    if (!c.in_multi && spec.name != "client" && !spec.name.starts_with("client|")) {
+      c.tracking.caching = false;
+    }
   }
   if (call_depth_ == 0 && !from_log) {
     FlushPropagation();

@@ -61,9 +61,9 @@ void Clients(Server& s, std::string* o) {
   *o += fmt::format(
       "connected_clients:{}\r\ncluster_connections:0\r\nmaxclients:{}\r\n"
       "client_recent_max_input_buffer:{}\r\nclient_recent_max_output_buffer:{}\r\n"
-      "blocked_clients:{}\r\ntracking_clients:0\r\nclients_in_timeout_table:{}\r\n"
+      "blocked_clients:{}\r\ntracking_clients:{}\r\nclients_in_timeout_table:{}\r\n"
       "total_blocking_keys:{}\r\ntotal_blocking_keys_on_nokey:0\r\n",
-      s.num_clients(), s.cfg().maxclients, max_in, max_out, s.waiting().parked(),
+      s.num_clients(), s.cfg().maxclients, max_in, max_out, s.waiting().parked(), s.tracking().clients(),
       s.waiting().with_timeout(), s.waiting().keys_waited());
 }
 
@@ -127,8 +127,8 @@ void Stats(Server& s, std::string* o) {
       "rejected_connections:{}\r\nsync_full:{}\r\nsync_partial_ok:{}\r\nsync_partial_err:{}\r\n"
       "expired_keys:{}\r\nexpired_stale_perc:0.00\r\nexpired_time_cap_reached_count:0\r\n"
       "evicted_keys:{}\r\nevicted_clients:0\r\ntotal_eviction_exceeded_time:{}\r\n"
-      "current_eviction_exceeded_time:{}\r\nkeyspace_hits:{}\r\nkeyspace_misses:{}\r\npubsub_channels:0\r\n"
-      "pubsub_patterns:0\r\nlatest_fork_usec:{}\r\ntotal_forks:{}\r\nmigrate_cached_sockets:0\r\n"
+      "current_eviction_exceeded_time:{}\r\nkeyspace_hits:{}\r\nkeyspace_misses:{}\r\npubsub_channels:{}\r\n"
+      "pubsub_patterns:{}\r\nlatest_fork_usec:{}\r\ntotal_forks:{}\r\nmigrate_cached_sockets:0\r\n"
       "total_error_replies:{}\r\nunexpected_error_replies:{}\r\n"
       "client_query_buffer_limit_disconnections:{}\r\n"
       "client_output_buffer_limit_disconnections:{}\r\n",
@@ -137,9 +137,11 @@ void Stats(Server& s, std::string* o) {
       st.rejected_connections, st.sync_full, st.sync_partial_ok, st.sync_partial_err,
       st.expired_keys, s.evictor().evicted_keys(),
       s.evictor().total_exceeded_ms(), s.evictor().current_exceeded_ms(), st.keyspace_hits,
-      st.keyspace_misses,
+      st.keyspace_misses, s.pubsub().NumChannels(), s.pubsub().NumPatterns(),
       st.latest_fork_usec, st.total_forks, st.total_error_replies, st.unexpected_error_replies,
       st.client_query_buffer_limit_disconnections, st.client_output_buffer_limit_disconnections);
+  *o += fmt::format("tracking_total_keys:{}\r\ntracking_total_items:{}\r\ntracking_total_prefixes:{}\r\n",
+                    s.tracking().total_keys(), s.tracking().total_items(), s.tracking().total_prefixes());
   *o += fmt::format("sync_truncate:{}\r\nrepl_timeout_disconnects:{}\r\n"
                     "repl_retention_forced_drops:{}\r\n",
                     st.sync_truncate, st.repl_timeout_disconnects, st.repl_retention_forced_drops);

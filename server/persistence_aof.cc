@@ -149,7 +149,7 @@ Status Persistence::AdoptSnapshot(const std::string& staged, rdb::Header* h) {
   s = env_->RenameFile(staged, rdb_path());
   if (s.ok()) s = env_->SyncDir(DirName(rdb_path()));
   if (!s.ok()) return s;
-  for (int i = 0; i < server_.num_dbs(); i++) server_.TouchWatchedInDb(i);
+  server_.SignalFlushed(-1);
   // The loader fills the databases in place. The file's every byte was
   // checked against the master's checksum, so only a format error this
   // build cannot read empties the dataset here (logged by the caller).
@@ -216,7 +216,7 @@ Status Persistence::RewindTo(uint64_t at, const std::string& aside) {
     OpenWriter(m, end - m.last().start).PermitUnchecked();
     return s;
   }
-  for (int i = 0; i < server_.num_dbs(); i++) server_.TouchWatchedInDb(i);
+  server_.SignalFlushed(-1);
   server_.dataset().Clear();
   server_.journal().Seal();
   server_.journal().ResetOffset(0);

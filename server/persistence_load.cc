@@ -185,7 +185,7 @@ Status Persistence::Reload(bool save) {
     Status s = Save();
     if (!s.ok()) return s;
   }
-  for (int i = 0; i < server_.num_dbs(); i++) server_.TouchWatchedInDb(i);
+  server_.SignalFlushed(-1);
   server_.dataset().Clear();
   // The journal goes on at its own offset: after a save the snapshot equals
   // it; DEBUG RELOAD NOSAVE puts older data under it, as in Redis.

@@ -49,6 +49,8 @@ class PubSub {
   size_t Subscribers(Kind kind, std::string_view name) const;
   // PUBSUB NUMPAT: patterns with at least one subscriber.
   size_t NumPatterns() const { return patterns_.size(); }
+  // INFO pubsub_channels: channels with at least one subscriber.
+  size_t NumChannels() const { return channels_.size(); }
 
  private:
   using Subscribers_ = std::vector<Client*>;

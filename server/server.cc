@@ -260,6 +260,7 @@ void Server::RemoveConnection(Connection* c) {
   // A parked command of a client that went away is dropped, unanswered.
   waiting_.Forget(c->client().id);
   pubsub_.UnsubscribeAll(&c->client());
+  tracking_.Disable(c->client());
   if (replication_) replication_->OnClientClosed(c->client().id);
   // Destroyed from the event loop, never here: the caller may still use `c`.
   boost::asio::post(io_, [last = std::move(it->second)] {});
@@ -287,16 +288,31 @@ void Server::ApplyKeyspaceEvents() {
 size_t Server::Publish(std::string_view channel, std::string_view message, bool shard) {
   std::vector<Client*> receivers;
   const size_t n = pubsub_.Publish(channel, message, shard, &receivers);
-  for (Client* r : receivers) {
-    if (r->push_pending) continue;
-    r->push_pending = true;
-    push_pending_.push_back(r->id);
-  }
-  if (!push_pending_.empty() && !push_flush_posted_) {
+  for (Client* r : receivers) SchedulePush(r);
+  return n;
+}
+
+void Server::SchedulePush(Client* c) {
+  if (c->push_pending) return;
+  c->push_pending = true;
+  push_pending_.push_back(c->id);
+  if (!push_flush_posted_) {
     push_flush_posted_ = true;
     boost::asio::post(io_, [this] { FlushPushes(); });
   }
-  return n;
+}
+
+Client* Server::FindClient(uint64_t id) {
+  auto it = connections_.find(id);
+  return it == connections_.end() ? nullptr : &it->second->client();
+}
+
+std::vector<Client*> Server::TrackingClients() {
+  std::vector<Client*> out;
+  for (auto& [id, conn] : connections_) {
+    if (conn->client().tracking.on) out.push_back(&conn->client());
+  }
+  return out;
 }
 
 void Server::FlushPushes() {
@@ -348,10 +364,18 @@ void Server::UnwatchAll(Client& c) {
 }
 
 void Server::TouchKey(int db, std::string_view key) {
+  if (tracking_.active()) tracking_.InvalidateKey(key, executing_client_);
   if (watched_.empty()) return;
   auto it = watched_.find(std::make_pair(db, std::string(key)));
   if (it == watched_.end()) return;
   for (Client* c : it->second) c->watch_dirty = true;
+}
+
+void Server::SignalFlushed(int db) {
+  for (int i = 0; i < num_dbs(); i++) {
+    if (db < 0 || i == db) TouchWatchedInDb(i);
+  }
+  tracking_.InvalidateAll();
 }
 
 void Server::TouchWatchedInDb(int emptied, int replaced_with) {
@@ -422,6 +446,7 @@ void Server::ApplyAccessPolicy() {
 void Server::Cron() {
   int64_t now = NowMs();
   access_clock_.Tick(now);  // as Redis's server.lruclock: hz times a second
+  tracking_.Cron();
   // Active expiry: a bounded walk per database per tick (and at most one rehash step).
   // None during CLIENT PAUSE, as Redis: a failover sees a dataset that holds still.
   if (active_expire_ && (pause_end_ms_ == 0 || now >= pause_end_ms_)) {

@@ -30,6 +30,7 @@
 #include "server/config.h"
 #include "server/eviction.h"
 #include "server/keyspace_events.h"
+#include "server/tracking.h"
 #include "server/latency_histogram.h"
 #include "server/pubsub.h"
 #include "server/waiting_clients.h"
@@ -233,11 +234,21 @@ class Server {
   void RemoveConnection(Connection* c);
   const ConnectionMap& connections() const { return connections_; }
   size_t num_clients() const { return connections_.size(); }
+  Client* FindClient(uint64_t id);
+  // The connections with CLIENT TRACKING on.
+  std::vector<Client*> TrackingClients();
 
   // WATCH registry.
   void Watch(Client& c, int db, std::string_view key);
   void UnwatchAll(Client& c);
+  // A key changed (Redis's signalModifiedKey): its watchers fail EXEC and its
+  // client-side caches are invalidated.
   void TouchKey(int db, std::string_view key);
+  // Whether TouchKey has anyone to tell.
+  bool KeyChangesObserved() const { return !watched_.empty() || tracking_.active(); }
+  // Database `db` (-1: every one) is about to be emptied (FLUSHDB, FLUSHALL, a
+  // load): touches its watched keys and sends tracking clients a null invalidation.
+  void SignalFlushed(int db);
   // FLUSHDB, FLUSHALL, SWAPDB, DEBUG RELOAD, before the change: touches the
   // watched keys of database `emptied` that exist in it or in `replaced_with`
   // (-1: none), as Redis's touchAllWatchedKeysInDb. A watched key that exists
@@ -313,6 +324,9 @@ class Server {
   // MONITOR feed.
   void AddMonitor(Client* c) { monitors_.push_back(c); }
   PubSub& pubsub() { return pubsub_; }
+  Tracking& tracking() { return tracking_; }
+  // `c` has messages in its buffer: sent with the next push flush.
+  void SchedulePush(Client* c);
   // Delivers a message to the subscribers of `channel` (PubSub::Publish) and sends
   // it to each at once. Returns the number of deliveries.
   size_t Publish(std::string_view channel, std::string_view message, bool shard);
@@ -371,6 +385,7 @@ class Server {
   std::map<std::pair<int, std::string>, std::vector<Client*>, std::less<>> watched_;
   std::vector<Client*> monitors_;
   PubSub pubsub_;
+  Tracking tracking_{*this};
   // Subscribers with messages in their buffers, sent together once the input
   // being processed is done (one write per subscriber per batch, as Redis's
   // beforeSleep), not one write per message.
@@ -387,6 +402,7 @@ class Server {
   size_t pending_counted_ = 0;          // records only counted (no consumer)
   uint64_t pending_counted_bytes_ = 0;  // and their encoded size
   int call_depth_ = 0;
+  uint64_t executing_client_ = 0;  // the client whose command runs (0: none)
   std::string write_error_;
   std::optional<WaitFor> reply_ack_;
   uint64_t records_emitted_ = 0;  // log records handed to the journal, ever

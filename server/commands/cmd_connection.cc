@@ -4,6 +4,7 @@
 
 #include "protocol/error_text.h"
 #include "server/command_context.h"
+#include "server/commands/client_tracking.h"
 #include "server/network.h"
 #include "server/server.h"
 #include "server/startup.h"
@@ -161,6 +162,7 @@ void Reset(CommandContext& ctx) {
   c.reply_mode = Client::ReplyMode::kOn;
   c.no_evict = false;
   ctx.server.pubsub().UnsubscribeAll(&c);
+  ctx.server.tracking().Disable(c);
   if (c.monitor) {
     ctx.server.RemoveMonitor(&c);
     c.monitor = false;
@@ -174,26 +176,43 @@ void OkReply(CommandContext& ctx) { ctx.reply.Ok(); }
 
 std::string ClientInfoLine(const Server& server, const Client& c) {
   int64_t now = NowMs();
-  std::string flags = c.monitor ? "O" : (c.in_multi ? "x" : "N");
+  // Redis's flag letters, in its order.
+  std::string flags;
+  if (c.monitor) flags += 'O';
+  if (c.subscribed()) flags += 'P';
+  if (c.in_multi) flags += 'x';
+  if (c.blocked) flags += 'b';
+  if (c.tracking.on) flags += 't';
+  if (c.tracking.broken_redirect) flags += 'R';
+  if (c.tracking.bcast) flags += 'B';
+  if (c.watch_dirty) flags += 'd';
+  if (c.close_after_reply) flags += 'c';
+  if (c.no_evict) flags += 'e';
+  if (flags.empty()) flags = "N";
   return fmt::format(
-      "id={} addr={} laddr={} fd={} name={} age={} idle={} flags={} db={} sub=0 psub=0 ssub=0 "
+      "id={} addr={} laddr={} fd={} name={} age={} idle={} flags={} db={} sub={} psub={} ssub={} "
       "multi={} qbuf={} qbuf-free={} argv-mem=0 multi-mem=0 rbs=16384 rbp=0 obl=0 oll=0 omem={} "
-      "tot-mem={} events=r cmd={} user=default redir=-1 resp={} lib-name={} lib-ver={}",
+      "tot-mem={} events=r cmd={} user=default redir={} resp={} lib-name={} lib-ver={}",
       c.id, c.addr, c.laddr, c.fd, c.name, (now - c.created_ms) / 1000,
-      (now - c.last_interaction_ms) / 1000, flags, c.db,
+      (now - c.last_interaction_ms) / 1000, flags, c.db, c.channels.size(), c.patterns.size(),
+      c.shard_channels.size(),
       c.in_multi ? static_cast<int64_t>(c.queued.size()) : -1, c.query_buffer_size,
       c.query_buffer_free, c.out.size(),
-      c.out.capacity() + 1024, c.last_command == nullptr ? std::string_view("NULL") : c.last_command->name, c.resp,
+      c.out.capacity() + 1024, c.last_command == nullptr ? std::string_view("NULL") : c.last_command->name,
+      c.tracking.on ? static_cast<int64_t>(c.tracking.redirect) : -1, c.resp,
       c.lib_name, c.lib_ver);
   (void)server;
 }
 
-// Redis's client types (CLIENT LIST TYPE, CLIENT KILL TYPE). Until
-// replication and pub/sub exist every connection is a normal client (a
-// MONITOR too, as in Redis).
+// Redis's client types (CLIENT LIST TYPE, CLIENT KILL TYPE), as its
+// getClientType (a MONITOR is a normal client).
 enum class ClientType { kNormal, kReplica, kMaster, kPubSub };
 
-ClientType TypeOf(const Client&) { return ClientType::kNormal; }
+ClientType TypeOf(const Client& c) {
+  if (c.replica && !c.monitor) return ClientType::kReplica;
+  if (c.subscribed()) return ClientType::kPubSub;
+  return ClientType::kNormal;
+}
 
 // Redis's getClientTypeByName; replies Redis's error on an unknown name.
 bool ParseClientType(CommandContext& ctx, std::string_view name, ClientType* out) {
@@ -248,6 +267,10 @@ void ClientList(CommandContext& ctx) {
 // Redis's CLIENT HELP, less the subcommands feedkv does not have.
 void ClientHelp(CommandContext& ctx) {
   ctx.ReplyHelp({
+      "CACHING (YES|NO)",
+      "    Enable/disable tracking of the keys for next command in OPTIN/OPTOUT modes.",
+      "GETREDIR",
+      "    Return the client ID we are redirecting to when tracking is enabled.",
       "GETNAME",
       "    Return the name of the current connection.",
       "ID",
@@ -272,14 +295,21 @@ void ClientHelp(CommandContext& ctx) {
       "    Return information about client connections. Options:",
       "    * TYPE (NORMAL|MASTER|REPLICA|PUBSUB)",
       "      Return clients of specified type.",
-      "REPLY (ON|OFF|SKIP)",
-      "    Control the replies sent to the current connection.",
-      "SETNAME <name>",
-      "    Assign the name <name> to the current connection.",
       "UNPAUSE",
       "    Stop the current client pause, resuming traffic.",
       "PAUSE <timeout> [WRITE|ALL]",
       "    Suspend all, or just write, clients for <timeout> milliseconds.",
+      "REPLY (ON|OFF|SKIP)",
+      "    Control the replies sent to the current connection.",
+      "SETNAME <name>",
+      "    Assign the name <name> to the current connection.",
+      "UNBLOCK <clientid> [TIMEOUT|ERROR]",
+      "    Unblock the specified blocked client.",
+      "TRACKING (ON|OFF) [REDIRECT <id>] [BCAST] [PREFIX <prefix> [...]]",
+      "         [OPTIN] [OPTOUT] [NOLOOP]",
+      "    Control server assisted client side caching.",
+      "TRACKINGINFO",
+      "    Report tracking status for the current connection.",
       "NO-EVICT (ON|OFF)",
       "    Protect current client connection from eviction.",
   });
@@ -453,6 +483,14 @@ void ClientCmd(CommandContext& ctx) {
     } else {
       ctx.SyntaxError();
     }
+  } else if (EqualsIgnoreCase(sub, "TRACKING") && ctx.argc() >= 3) {
+    ClientTrackingCmd(ctx);
+  } else if (EqualsIgnoreCase(sub, "CACHING") && ctx.argc() >= 3) {
+    ClientCachingCmd(ctx);
+  } else if (EqualsIgnoreCase(sub, "GETREDIR") && ctx.argc() == 2) {
+    ClientGetRedirCmd(ctx);
+  } else if (EqualsIgnoreCase(sub, "TRACKINGINFO") && ctx.argc() == 2) {
+    ClientTrackingInfoCmd(ctx);
   } else if (EqualsIgnoreCase(sub, "HELP")) {
     ClientHelp(ctx);
   } else {
@@ -477,6 +515,10 @@ const SubcommandSpec kClientSubs[] = {
     {"unpause", 2, kAdmin | kCli, "Resumes processing commands from paused clients."},
     {"no-touch", 3, kCli, "Controls whether commands sent by the client affect the LRU/LFU of accessed keys."},
     {"reply", 3, kCli, "Instructs the server whether to reply to commands."},
+    {"tracking", -3, kCli, "Controls server-assisted client-side caching for the connection."},
+    {"caching", 3, kCli, "Instructs the server whether to track the keys in the next request."},
+    {"getredir", 2, kCli, "Returns the client ID to which the connection's tracking notifications are redirected."},
+    {"trackinginfo", 2, kCli, "Returns information about server-assisted client-side caching for the connection."},
     {"help", 2, kLoading | kStale, "Returns helpful text about the different subcommands."},
 };
 

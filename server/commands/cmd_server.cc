@@ -127,7 +127,7 @@ bool FlushModeOk(CommandContext& ctx) {
 void FlushDb(CommandContext& ctx) {
   if (!FlushModeOk(ctx)) return;
   size_t n = ctx.db().size();
-  ctx.server.TouchWatchedInDb(ctx.client.db);
+  ctx.server.SignalFlushed(ctx.client.db);
   ctx.db().Clear();
   ctx.Dirty(std::max<int64_t>(1, static_cast<int64_t>(n)));
   ctx.reply.Ok();
@@ -141,9 +141,9 @@ void FlushAll(CommandContext& ctx) {
     for (const auto& [name, space] : ctx.server.counter_spaces()) cold->DropRows(name, *space);
   }
   ctx.server.counter_spaces().clear();
+  ctx.server.SignalFlushed(-1);
   for (int i = 0; i < ctx.server.num_dbs(); i++) {
     n += ctx.server.db(i).size();
-    ctx.server.TouchWatchedInDb(i);
     ctx.server.db(i).Clear();
   }
   ctx.Dirty(std::max<int64_t>(1, static_cast<int64_t>(n)));
