@@ -286,4 +286,18 @@ inline constexpr char kRestoreFreq[] = "ERR Invalid FREQ value, must be >= 0 and
 inline constexpr char kDumpPayload[] = "ERR DUMP payload version or checksum are wrong";
 inline constexpr char kBadDataFormat[] = "ERR Bad data format";
 
+// Scripting (EVAL, SCRIPT, the redis library). The script-side texts are the
+// message of an error table; the engine gives them their code ("ERR ").
+inline constexpr char kNoScript[] = "NOSCRIPT No matching script. Please use EVAL.";
+inline constexpr char kNotBusy[] = "NOTBUSY No scripts in execution right now.";
+inline constexpr char kNumKeysNegative[] = "ERR Number of keys can't be negative";
+inline constexpr char kNumKeysTooMany[] = "ERR Number of keys can't be greater than number of args";
+inline constexpr char kScriptFlushOption[] = "ERR SCRIPT FLUSH only support SYNC|ASYNC option";
+inline constexpr char kScriptUnknownCommand[] = "Unknown Redis command called from script";
+inline constexpr char kScriptWrongArity[] = "Wrong number of args calling Redis command from script";
+inline constexpr char kScriptNotAllowed[] = "This Redis command is not allowed from script";
+inline constexpr char kScriptReadOnly[] = "Write commands are not allowed from read-only scripts.";
+inline constexpr char kScriptNoArgs[] = "Please specify at least one argument for this redis lib call";
+inline constexpr char kScriptArgType[] = "Lua redis lib command arguments must be strings or integers";
+
 }  // namespace feedkv::protocol::err

@@ -71,6 +71,9 @@ struct Client {
 
   // CLIENT TRACKING (server/tracking.h).
   ClientTracking tracking;
+  // Set on the script engine's client while a script runs: the client whose
+  // EVAL it is (keys a script reads are tracked for that client, as Redis).
+  Client* script_caller = nullptr;
 
   // MULTI/EXEC.
   bool in_multi = false;

@@ -61,7 +61,7 @@ CommandTable::CommandTable() {
       StringCommands(),     TransactionCommands(), SetCommands(),      LongSetCommands(),
       ZsetCommands(),       ZsetRangeCommands(),  ZsetPopCommands(),  ZsetAlgebraCommands(),
       FeedCommands(),       FeedReadCommands(),   HashCommands(),     ListCommands(),
-      ListPopCommands(),    BitmapCommands(),     HyperLogLogCommands(), DumpCommands(),
+      ListPopCommands(),    BitmapCommands(),     ScriptingCommands(), HyperLogLogCommands(), DumpCommands(),
       BloomCommands(),      SortCommands(),       PubSubCommands(),
       CounterCommands(),    PersistenceCommands(), ClusterCommands(),
       ReplicationCommands(),
@@ -203,7 +203,7 @@ std::vector<std::string_view> FlagNames(uint32_t f) {
       {kLoading, "loading"},   {kStale, "stale"},       {kFast, "fast"},
       {kNoAuth, "no_auth"},    {kNoMulti, "no_multi"},  {kSkipMonitor, "skip_monitor"},
       {kAllowBusy, "allow_busy"}, {kMayReplicate, "may_replicate"},
-      {kKeyNum, "movablekeys"},
+      {kNoMandatoryKeys, "no_mandatory_keys"}, {kKeyNum, "movablekeys"},
   };
   for (const N& n : kNames) {
     if (f & n.bit) r.push_back(n.name);
@@ -254,7 +254,7 @@ std::vector<std::string_view> AclCategories(const CommandSpec& spec) {
   const std::string_view group = spec.group;
   if ((group == "generic" && !(f & (kAclConnection | kAclContainers))) || (f & kAclKeyspace)) r.push_back("keyspace");
   if (f & kWrite) r.push_back("write");
-  if (f & kReadOnly) r.push_back("read");
+  if ((f & kReadOnly) && group != "scripting") r.push_back("read");
   if (group == "set" || (f & kAclContainers)) r.push_back("set");
   if (group == "sorted-set" || (f & kAclContainers)) r.push_back("sortedset");
   if (group == "list" || (f & kAclContainers)) r.push_back("list");
@@ -273,6 +273,7 @@ std::vector<std::string_view> AclCategories(const CommandSpec& spec) {
   if ((f & kAdmin) || (f & kAclDangerous)) r.push_back("dangerous");
   if (group == "connection" || (f & kAclConnection)) r.push_back("connection");
   if (group == "transactions") r.push_back("transaction");
+  if (group == "scripting") r.push_back("scripting");
   return r;
 }
 

@@ -83,6 +83,8 @@ enum CommandFlag : uint32_t {
   // Allowed to a RESP2 client while it is subscribed ((P|S)SUBSCRIBE,
   // (P|S)UNSUBSCRIBE, PING, QUIT, RESET), as Redis's processCommand. Not shown.
   kSubscribedContext = 1u << 25,
+  // May run with no key arguments though it takes keys (EVAL's numkeys 0).
+  kNoMandatoryKeys = 1u << 26,
 };
 
 // What a command does with a key, as Redis 7's key-spec flags (COMMAND
@@ -238,6 +240,7 @@ std::span<const CommandSpec> HashCommands();
 std::span<const CommandSpec> ListCommands();
 std::span<const CommandSpec> ListPopCommands();
 std::span<const CommandSpec> BitmapCommands();
+std::span<const CommandSpec> ScriptingCommands();
 std::span<const CommandSpec> HyperLogLogCommands();
 std::span<const CommandSpec> BloomCommands();
 std::span<const CommandSpec> SortCommands();

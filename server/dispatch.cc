@@ -242,6 +242,7 @@ void Server::Execute(Client& c, std::span<const std::string_view> args) {
     reject(protocol::err::kNoAuth);
     return;
   }
+  oom_at_command_start_ = false;
   if (cfg().maxmemory > 0 && !OomAllows(c, *spec)) {
     st.rejected_calls++;
     reject(protocol::err::kOom);
@@ -323,6 +324,7 @@ bool Server::OomAllows(const Client& c, const CommandSpec& spec) {
   // over the limit, refuse deny-oom commands, an EXEC whose queue holds one,
   // and anything but EXEC/DISCARD/QUIT/RESET inside MULTI (queueing grows).
   if (evictor_.Perform() != Evictor::Result::kFail) return true;
+  oom_at_command_start_ = true;
   if (spec.flags & kDenyOom) return false;
   if (c.in_multi) {
     const bool may_run = spec.name == "exec" || spec.name == "discard" || spec.name == "quit" ||
@@ -461,9 +463,10 @@ bool Server::Call(Client& c, const CommandSpec& called, std::span<const std::str
     if (wake_waiters) waiting_.KeyReady(t.db, t.key);
   }
   // Client-side caching: what a tracking client read, it hears about when it changes.
-  if ((spec.flags & kReadOnly) && Tracking::Remembers(c)) {
+  Client& reader = c.script_caller != nullptr ? *c.script_caller : c;
+  if ((spec.flags & kReadOnly) && Tracking::Remembers(reader)) {
     for (int pos : CommandTable::KeyPositions(spec, args)) {
-      if (!(KeyFlagsOf(spec, args, pos) & kKeyNotKey)) tracking_.RememberKey(c, args[pos]);
+      if (!(KeyFlagsOf(spec, args, pos) & kKeyNotKey)) tracking_.RememberKey(reader, args[pos]);
     }
   }
   if (call_depth_ == 0) {

@@ -12,6 +12,7 @@
 #include <set>
 
 #include "server/network.h"
+#include "server/script_engine.h"
 #include "server/server.h"
 #include "server/startup.h"
 #include "storage/bloom_chain.h"
@@ -79,17 +80,26 @@ void Memory(Server& s, std::string* o) {
   const AllocatorStats al = ReadAllocatorStats();
   long pages = sysconf(_SC_PHYS_PAGES);
   uint64_t total = static_cast<uint64_t>(pages) * static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
+  ScriptEngine& scripts = s.scripts();
+  const size_t lua = scripts.lua_memory();
   *o += fmt::format(
       "used_memory:{}\r\nused_memory_human:{}\r\nused_memory_rss:{}\r\nused_memory_rss_human:{}\r\n"
       "used_memory_peak:{}\r\nused_memory_peak_human:{}\r\nused_memory_peak_perc:{:.2f}%\r\n"
       "used_memory_overhead:{}\r\nused_memory_startup:0\r\nused_memory_dataset:{}\r\n"
       "used_memory_dataset_perc:{:.2f}%\r\n"
       "allocator_allocated:{}\r\nallocator_active:{}\r\nallocator_resident:{}\r\n"
-      "total_system_memory:{}\r\ntotal_system_memory_human:{}\r\nmaxmemory:{}\r\n"
+      "total_system_memory:{}\r\ntotal_system_memory_human:{}\r\n"
+      "used_memory_lua:{}\r\nused_memory_vm_eval:{}\r\nused_memory_lua_human:{}\r\n"
+      "used_memory_scripts_eval:{}\r\nnumber_of_cached_scripts:{}\r\nnumber_of_functions:0\r\n"
+      "number_of_libraries:0\r\nused_memory_vm_functions:0\r\nused_memory_vm_total:{}\r\n"
+      "used_memory_vm_total_human:{}\r\nused_memory_functions:0\r\nused_memory_scripts:{}\r\n"
+      "used_memory_scripts_human:{}\r\nmaxmemory:{}\r\n"
       "maxmemory_human:{}\r\nmaxmemory_policy:{}\r\n",
       used, BytesToHuman(used), rss, BytesToHuman(rss), peak, BytesToHuman(peak),
       peak ? 100.0 * used / peak : 0.0, used - dataset, dataset, used ? 100.0 * dataset / used : 0.0,
-      al.allocated, al.active, al.resident, total, BytesToHuman(total), s.cfg().maxmemory,
+      al.allocated, al.active, al.resident, total, BytesToHuman(total), lua, lua, BytesToHuman(lua),
+      scripts.scripts_memory(), scripts.num_scripts(), lua, BytesToHuman(lua), scripts.scripts_memory(),
+      BytesToHuman(scripts.scripts_memory()), s.cfg().maxmemory,
       BytesToHuman(s.cfg().maxmemory), s.cfg().maxmemory_policy);
   // Redis's fragmentation figures: live blocks -> their pages -> the
   // allocator's resident mappings -> the process's RSS.

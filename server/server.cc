@@ -1,4 +1,5 @@
 #include "server/server.h"
+#include "server/script_engine.h"
 
 #include "server/cold_tier.h"
 #include "server/allocator.h"
@@ -41,6 +42,7 @@ Server::Server(boost::asio::io_context& io, Config config)
       start_ms_(NowMs()),
       rng_(std::random_device{}()) {
   command_stats_.resize(table_.size());
+  scripts_ = std::make_unique<ScriptEngine>(*this);
   dataset_.SetAccessClock(&access_clock_);
   dataset_.SetExpireHook([this](Database& db, std::string_view key) {
     stats_.expired_keys++;

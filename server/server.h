@@ -47,6 +47,7 @@ class Listener;
 class ColdTier;
 class Persistence;
 class Replication;
+class ScriptEngine;
 
 // How Server::Call runs a command.
 using CallFlags = uint32_t;
@@ -325,6 +326,10 @@ class Server {
   void AddMonitor(Client* c) { monitors_.push_back(c); }
   PubSub& pubsub() { return pubsub_; }
   Tracking& tracking() { return tracking_; }
+  ScriptEngine& scripts() { return *scripts_; }
+  // Whether memory was over maxmemory when the running top-level command was
+  // admitted (Redis's pre_command_oom_state): a script's deny-oom calls fail then.
+  bool oom_at_command_start() const { return oom_at_command_start_; }
   // `c` has messages in its buffer: sent with the next push flush.
   void SchedulePush(Client* c);
   // Delivers a message to the subscribers of `channel` (PubSub::Publish) and sends
@@ -386,6 +391,8 @@ class Server {
   std::vector<Client*> monitors_;
   PubSub pubsub_;
   Tracking tracking_{*this};
+  std::unique_ptr<ScriptEngine> scripts_;
+  bool oom_at_command_start_ = false;
   // Subscribers with messages in their buffers, sent together once the input
   // being processed is done (one write per subscriber per batch, as Redis's
   // beforeSleep), not one write per message.

@@ -5,6 +5,7 @@ set -euo pipefail
 PKGS=(build-essential cmake ninja-build pkg-config clang
       libboost-dev libxxhash-dev librocksdb-dev libfmt-dev
       libgtest-dev libgmock-dev libbenchmark-dev libjemalloc-dev
+      liblua5.1-0-dev lua-cjson-dev lua-bitop-dev
       redis-server redis-tools python3-redis python3-pytest)
 missing=()
 for p in "${PKGS[@]}"; do

@@ -1,0 +1,126 @@
+// Scripting: EVAL, EVALSHA, EVAL_RO, EVALSHA_RO and SCRIPT LOAD / EXISTS /
+// FLUSH / KILL / DEBUG / HELP, as Redis 7.0. The interpreter, its sandbox and
+// the redis library live in server/script_engine.h; these handlers parse the
+// arguments and hand over.
+#include <string>
+
+#include "server/command_context.h"
+#include "server/script_engine.h"
+#include "server/server.h"
+
+namespace feedkv::server {
+
+namespace {
+
+// EVAL* script|sha numkeys key... arg...: runs `sha` (loading `body` first for
+// EVAL). Redis's evalGenericCommand.
+void RunScript(CommandContext& ctx, bool by_sha, bool read_only) {
+  int64_t numkeys = 0;
+  if (!ctx.IntArg(2, &numkeys)) return;
+  const auto available = static_cast<int64_t>(ctx.argc()) - 3;
+  if (numkeys > available) return ctx.Error(protocol::err::kNumKeysTooMany);
+  if (numkeys < 0) return ctx.Error(protocol::err::kNumKeysNegative);
+  ScriptEngine& engine = ctx.server.scripts();
+  std::string sha;
+  if (by_sha) {
+    if (!engine.Exists(ctx.arg(1))) return ctx.Error(protocol::err::kNoScript);
+    sha = LowerAscii(ctx.arg(1));
+  } else {
+    std::string error;
+    if (!engine.Load(ctx.arg(1), &sha, &error)) return ctx.Error(error);
+  }
+  auto keys = ctx.args.subspan(3, static_cast<size_t>(numkeys));
+  auto argv = ctx.args.subspan(3 + static_cast<size_t>(numkeys));
+  engine.Run(ctx, sha, keys, argv, read_only);
+}
+
+void Eval(CommandContext& ctx) { RunScript(ctx, false, false); }
+void EvalSha(CommandContext& ctx) { RunScript(ctx, true, false); }
+void EvalRo(CommandContext& ctx) { RunScript(ctx, false, true); }
+void EvalShaRo(CommandContext& ctx) { RunScript(ctx, true, true); }
+
+void ScriptLoad(CommandContext& ctx) {
+  std::string sha, error;
+  if (!ctx.server.scripts().Load(ctx.arg(2), &sha, &error)) return ctx.Error(error);
+  ctx.reply.Bulk(sha);
+}
+
+void ScriptExists(CommandContext& ctx) {
+  ctx.reply.ArrayHeader(ctx.argc() - 2);
+  for (size_t i = 2; i < ctx.argc(); i++) ctx.reply.Integer(ctx.server.scripts().Exists(ctx.arg(i)) ? 1 : 0);
+}
+
+void ScriptFlush(CommandContext& ctx) {
+  if (ctx.argc() > 3 ||
+      (ctx.argc() == 3 && !EqualsIgnoreCase(ctx.arg(2), "sync") && !EqualsIgnoreCase(ctx.arg(2), "async"))) {
+    return ctx.Error(protocol::err::kScriptFlushOption);
+  }
+  // ASYNC frees the old interpreter at once too: a script cache is small.
+  ctx.server.scripts().Flush();
+  ctx.reply.Ok();
+}
+
+// Scripts run to their end before any other command is read (a busy script
+// answering others with -BUSY is a later landing), so none is ever running here.
+void ScriptKill(CommandContext& ctx) { ctx.Error(protocol::err::kNotBusy); }
+
+void ScriptDebug(CommandContext& ctx) {
+  if (EqualsIgnoreCase(ctx.arg(2), "no")) return ctx.reply.Ok();
+  if (EqualsIgnoreCase(ctx.arg(2), "yes") || EqualsIgnoreCase(ctx.arg(2), "sync")) {
+    return ctx.Error("ERR The Lua debugger (SCRIPT DEBUG YES|SYNC) is not supported by feedkv");
+  }
+  ctx.Error("ERR Use SCRIPT DEBUG YES/SYNC/NO");
+}
+
+void ScriptHelp(CommandContext& ctx) {
+  ctx.ReplyHelp({"DEBUG (YES|SYNC|NO)",
+                 "    Set the debug mode for subsequent scripts executed.",
+                 "EXISTS <sha1> [<sha1> ...]",
+                 "    Return information about the existence of the scripts in the script cache.",
+                 "FLUSH [ASYNC|SYNC]",
+                 "    Flush the Lua scripts cache. Very dangerous on replicas.",
+                 "    When called without the optional mode argument, the behavior is determined by the",
+                 "    lazyfree-lazy-user-flush configuration directive. Valid modes are:",
+                 "    * ASYNC: Asynchronously flush the scripts cache.",
+                 "    * SYNC: Synchronously flush the scripts cache.",
+                 "KILL",
+                 "    Kill the currently executing Lua script.",
+                 "LOAD <script>",
+                 "    Load a script into the scripts cache without executing it."});
+}
+
+void Script(CommandContext& ctx) {
+  const std::string sub = LowerAscii(ctx.arg(1));
+  if (sub == "load") return ScriptLoad(ctx);
+  if (sub == "exists") return ScriptExists(ctx);
+  if (sub == "flush") return ScriptFlush(ctx);
+  if (sub == "kill") return ScriptKill(ctx);
+  if (sub == "debug") return ScriptDebug(ctx);
+  if (sub == "help") return ScriptHelp(ctx);
+  ctx.SubcommandError();
+}
+
+constexpr uint32_t kEval = kNoScript | kStale | kSkipMonitor | kNoMandatoryKeys | kKeyNum;
+
+const SubcommandSpec kScriptSubs[] = {
+    {"debug", 3, kNoScript, "Sets the debug mode of server-side Lua scripts."},
+    {"exists", -3, kNoScript, "Determines whether server-side Lua scripts exist in the script cache."},
+    {"flush", -2, kNoScript, "Removes all server-side Lua scripts from the script cache."},
+    {"kill", 2, kNoScript | kAllowBusy, "Terminates a server-side Lua script during execution."},
+    {"load", 3, kNoScript | kStale, "Loads a server-side Lua script to the script cache."},
+    {"help", 2, kLoading | kStale, "Returns helpful text about the different subcommands."},
+};
+
+const CommandSpec kCommands[] = {
+    {"eval", -3, kEval, 2, 2, 1, Eval, "Executes a server-side Lua script.", "scripting", {}, {kKeyRW | kKeyAccess | kKeyUpdate}},
+    {"evalsha", -3, kEval, 2, 2, 1, EvalSha, "Executes a server-side Lua script by SHA1 digest.", "scripting", {}, {kKeyRW | kKeyAccess | kKeyUpdate}},
+    {"eval_ro", -3, kReadOnly | kEval, 2, 2, 1, EvalRo, "Executes a read-only server-side Lua script.", "scripting", {}, {kKeyRO | kKeyAccess}},
+    {"evalsha_ro", -3, kReadOnly | kEval, 2, 2, 1, EvalShaRo, "Executes a read-only server-side Lua script by SHA1 digest.", "scripting", {}, {kKeyRO | kKeyAccess}},
+    {"script", -2, 0, 0, 0, 0, Script, "A container for Lua scripts management commands.", "scripting", kScriptSubs},
+};
+
+}  // namespace
+
+std::span<const CommandSpec> ScriptingCommands() { return kCommands; }
+
+}  // namespace feedkv::server

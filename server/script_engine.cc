@@ -1,0 +1,383 @@
+// ScriptEngine: the Lua state, its sandbox, the script cache and EVAL's run.
+// See script_engine.h; the `redis` library is in script_redis_lib.cc and the
+// value conversions in script_values.cc.
+#include "server/script_engine.h"
+
+#include <cstdlib>
+#include <cstring>
+#include <fmt/format.h>
+
+extern "C" {
+#include <lua5.1/lauxlib.h>
+#include <lua5.1/lua.h>
+#include <lua5.1/lualib.h>
+#include <lua5.1/lua-bitop.h>
+#include <lua5.1/lua-cjson.h>
+}
+
+#include "server/command_context.h"
+#include "server/monotonic_clock.h"
+#include "server/script_values.h"
+#include "server/server.h"
+#include "server/sha1.h"
+
+namespace feedkv::server {
+
+namespace {
+
+// Registry key of the set of read-only proxies (rawset refuses them).
+constexpr char kReadonlySet[] = "feedkv_readonly_tables";
+
+int ReadonlyError(lua_State* L) { return luaL_error(L, "Attempt to modify a readonly table"); }
+
+// A global nobody defined: an error for scripts, nil for C code (libraries
+// probing for optional globals), as Redis's strict globals.
+int MissingGlobal(lua_State* L) {
+  lua_Debug ar;
+  if (lua_getstack(L, 1, &ar) != 0 && lua_getinfo(L, "S", &ar) != 0 && std::strcmp(ar.what, "C") != 0) {
+    return luaL_error(L, "Script attempted to access nonexistent global variable '%s'",
+                      lua_tostring(L, 2) != nullptr ? lua_tostring(L, 2) : "?");
+  }
+  return 0;
+}
+
+// rawset, refusing the read-only proxies (as Redis's read-only tables do).
+int ProtectedRawset(lua_State* L) {
+  luaL_checktype(L, 1, LUA_TTABLE);
+  luaL_checkany(L, 2);
+  luaL_checkany(L, 3);
+  lua_getfield(L, LUA_REGISTRYINDEX, kReadonlySet);
+  lua_pushvalue(L, 1);
+  lua_rawget(L, -2);
+  const bool readonly = lua_toboolean(L, -1) != 0;
+  lua_pop(L, 2);
+  if (readonly) {
+    lua_pushstring(L, "Attempt to modify a readonly table");
+    return lua_error(L);
+  }
+  lua_settop(L, 3);
+  lua_rawset(L, 1);
+  return 1;
+}
+
+// Pushes a proxy of the table at `idx`: reads go to it, writes fail.
+void PushReadonlyProxy(lua_State* L, int idx) {
+  if (idx < 0) idx = lua_gettop(L) + idx + 1;
+  lua_newtable(L);                      // the proxy
+  lua_newtable(L);                      // its metatable
+  lua_pushvalue(L, idx);
+  lua_setfield(L, -2, "__index");
+  lua_pushcfunction(L, ReadonlyError);
+  lua_setfield(L, -2, "__newindex");
+  lua_pushboolean(L, 0);
+  lua_setfield(L, -2, "__metatable");
+  lua_setmetatable(L, -2);
+  lua_getfield(L, LUA_REGISTRYINDEX, kReadonlySet);
+  lua_pushvalue(L, -2);
+  lua_pushboolean(L, 1);
+  lua_rawset(L, -3);
+  lua_pop(L, 1);
+}
+
+// pcall as Redis 7.0 gives scripts: an error table with a string `err` is
+// returned as that string, so scripts see redis.call's errors as text.
+int ScriptPcall(lua_State* L) {
+  luaL_checkany(L, 1);
+  const int argc = lua_gettop(L);
+  lua_pushboolean(L, 1);
+  lua_insert(L, 1);
+  if (lua_pcall(L, argc - 1, LUA_MULTRET, 0) != 0) {
+    lua_remove(L, 1);
+    if (lua_istable(L, -1)) {
+      lua_getfield(L, -1, "err");
+      if (lua_isstring(L, -1)) {
+        lua_replace(L, -2);
+      } else {
+        lua_pop(L, 1);
+      }
+    }
+    lua_pushboolean(L, 0);
+    lua_insert(L, 1);
+  }
+  return lua_gettop(L);
+}
+
+// The handler of a script's pcall: turns any error into a table {err=...}
+// (a plain message gets "ERR "), noting the script line it came from.
+int ErrorHandler(lua_State* L) {
+  lua_Debug ar;
+  bool where = lua_getstack(L, 1, &ar) != 0 && lua_getinfo(L, "nSl", &ar) != 0;
+  if (where && std::strcmp(ar.what, "C") == 0) {
+    where = lua_getstack(L, 2, &ar) != 0 && lua_getinfo(L, "nSl", &ar) != 0;
+  }
+  if (!lua_istable(L, 1)) {
+    lua_getglobal(L, "tostring");
+    lua_pushvalue(L, 1);
+    lua_call(L, 1, 1);
+    lua_pushfstring(L, "ERR %s", lua_tostring(L, -1) != nullptr ? lua_tostring(L, -1) : "?");
+    lua_newtable(L);
+    lua_insert(L, -2);
+    lua_setfield(L, -2, "err");
+    lua_replace(L, 1);
+    lua_settop(L, 1);
+  }
+  if (where && ar.currentline > 0) {
+    lua_pushstring(L, ar.source);
+    lua_setfield(L, 1, "source");
+    lua_pushinteger(L, ar.currentline);
+    lua_setfield(L, 1, "line");
+  }
+  return 1;
+}
+
+// Scripts still running after busy-reply-threshold are logged once, as Redis's
+// "Slow script detected". (Serving SCRIPT KILL meanwhile is a later landing.)
+struct SlowScriptWatch {
+  int64_t start_ns = 0;
+  int64_t limit_ms = 0;
+  bool logged = false;
+  Server* server = nullptr;
+};
+SlowScriptWatch g_watch;
+
+void CountHook(lua_State*, lua_Debug*) {
+  if (g_watch.logged || g_watch.limit_ms <= 0) return;
+  if ((MonotonicClock::NowNs() - g_watch.start_ns) / 1000000 >= g_watch.limit_ms) {
+    g_watch.logged = true;
+    g_watch.server->Log(3, "Slow script detected: still in execution after "
+                               + std::to_string(g_watch.limit_ms) + " milliseconds.");
+  }
+}
+
+void OpenLibrary(lua_State* L, lua_CFunction open, const char* name) {
+  lua_pushcfunction(L, open);
+  lua_pushstring(L, name);
+  lua_call(L, 1, 0);
+}
+
+}  // namespace
+
+bool ParseShebang(std::string_view body, ScriptFlags* flags, std::string* error) {
+  *flags = ScriptFlags{};
+  if (!body.starts_with("#!")) return true;
+  flags->shebang = true;
+  std::string_view line = body.substr(0, body.find('\n'));
+  std::string_view rest = line;
+  std::string_view engine = rest.substr(0, rest.find(' '));
+  if (engine != "#!lua") {
+    *error = fmt::format("ERR Unexpected engine in script shebang: {}", engine);
+    return false;
+  }
+  rest.remove_prefix(engine.size());
+  while (!rest.empty()) {
+    while (!rest.empty() && rest.front() == ' ') rest.remove_prefix(1);
+    if (rest.empty()) break;
+    std::string_view part = rest.substr(0, rest.find(' '));
+    rest.remove_prefix(part.size());
+    if (!part.starts_with("flags=")) {
+      *error = fmt::format("ERR Unknown lua shebang option: {}", part);
+      return false;
+    }
+    std::string_view list = part.substr(6);
+    while (!list.empty()) {
+      std::string_view f = list.substr(0, list.find(','));
+      list.remove_prefix(std::min(list.size(), f.size() + 1));
+      if (f == "no-writes") {
+        flags->no_writes = true;
+      } else if (f == "allow-oom") {
+        flags->allow_oom = true;
+      } else if (f == "allow-stale") {
+        flags->allow_stale = true;
+      } else if (f == "no-cluster") {
+        flags->no_cluster = true;
+      } else if (f == "allow-cross-slot-keys") {
+        flags->allow_cross_slot_keys = true;
+      } else {
+        *error = fmt::format("ERR Unexpected flag in script shebang: {}", f);
+        return false;
+      }
+    }
+  }
+  return true;
+}
+
+ScriptEngine::ScriptEngine(Server& server) : server_(server) {
+  client_.authenticated = true;
+  client_.addr = "lua";
+  Open();
+}
+
+ScriptEngine::~ScriptEngine() { Close(); }
+
+void ScriptEngine::Open() {
+  lua_State* L = luaL_newstate();
+  L_ = L;
+  OpenLibrary(L, luaopen_base, "");
+  OpenLibrary(L, luaopen_table, LUA_TABLIBNAME);
+  OpenLibrary(L, luaopen_string, LUA_STRLIBNAME);
+  OpenLibrary(L, luaopen_math, LUA_MATHLIBNAME);
+  OpenLibrary(L, luaopen_bit, "bit");
+  lua_pushcfunction(L, luaopen_cjson);
+  lua_call(L, 0, 1);
+  lua_setglobal(L, "cjson");
+  // What Redis leaves out of the base library.
+  for (const char* name : {"print", "dofile", "loadfile", "newproxy"}) {
+    lua_pushnil(L);
+    lua_setglobal(L, name);
+  }
+  lua_pushcfunction(L, ScriptPcall);
+  lua_setglobal(L, "pcall");
+  lua_pushcfunction(L, ProtectedRawset);
+  lua_setglobal(L, "rawset");
+  OpenRedisLibrary(L, this);
+
+  lua_newtable(L);
+  lua_newtable(L);
+  lua_pushstring(L, "k");
+  lua_setfield(L, -2, "__mode");
+  lua_setmetatable(L, -2);
+  lua_setfield(L, LUA_REGISTRYINDEX, kReadonlySet);
+
+  // Libraries become read-only proxies, then the globals table itself: the
+  // real table R keeps every value (and KEYS/ARGV, set from C); scripts see a
+  // proxy whose reads fall through to R and whose writes fail. A global R
+  // lacks is an error (MissingGlobal).
+  for (const char* lib : {"string", "table", "math", "bit", "cjson", "redis", "coroutine"}) {
+    lua_getglobal(L, lib);
+    if (lua_istable(L, -1)) {
+      PushReadonlyProxy(L, -1);
+      lua_setglobal(L, lib);
+    }
+    lua_pop(L, 1);
+  }
+  lua_pushvalue(L, LUA_GLOBALSINDEX);  // R
+  lua_newtable(L);
+  lua_pushcfunction(L, MissingGlobal);
+  lua_setfield(L, -2, "__index");
+  lua_setmetatable(L, -2);
+  PushReadonlyProxy(L, -1);            // R, proxy
+  lua_pushvalue(L, -1);
+  lua_setfield(L, -3, "_G");           // R._G = proxy
+  lua_pushvalue(L, -2);
+  globals_ref_ = luaL_ref(L, LUA_REGISTRYINDEX);
+  lua_replace(L, LUA_GLOBALSINDEX);    // chunks and C functions now see the proxy
+  lua_pop(L, 1);
+
+  lua_newtable(L);
+  scripts_ref_ = luaL_ref(L, LUA_REGISTRYINDEX);
+  lua_pushcfunction(L, ErrorHandler);
+  handler_ref_ = luaL_ref(L, LUA_REGISTRYINDEX);
+  lua_sethook(L, CountHook, LUA_MASKCOUNT, 100000);
+}
+
+void ScriptEngine::Close() {
+  if (L_ != nullptr) lua_close(L_);
+  L_ = nullptr;
+  scripts_.clear();
+  body_bytes_ = 0;
+}
+
+void ScriptEngine::Flush() {
+  Close();
+  Open();
+}
+
+size_t ScriptEngine::lua_memory() const {
+  return static_cast<size_t>(lua_gc(L_, LUA_GCCOUNT, 0)) * 1024 + static_cast<size_t>(lua_gc(L_, LUA_GCCOUNTB, 0));
+}
+
+bool ScriptEngine::Exists(std::string_view sha) const {
+  return sha.size() == 40 && scripts_.contains(LowerAscii(sha));
+}
+
+bool ScriptEngine::Load(std::string_view body, std::string* sha, std::string* error) {
+  *sha = Sha1Hex(body);
+  if (scripts_.contains(*sha)) return true;
+  ScriptFlags flags;
+  if (!ParseShebang(body, &flags, error)) return false;
+  // The shebang line stays a line (an empty one) so error lines match the body's.
+  std::string source(body);
+  if (flags.shebang) source.replace(0, std::min(source.size(), source.find('\n')), "");
+  if (luaL_loadbuffer(L_, source.data(), source.size(), "@user_script") != 0) {
+    *error = fmt::format("ERR Error compiling script (new function): {}", lua_tostring(L_, -1));
+    lua_pop(L_, 1);
+    return false;
+  }
+  lua_rawgeti(L_, LUA_REGISTRYINDEX, scripts_ref_);
+  lua_insert(L_, -2);
+  lua_setfield(L_, -2, sha->c_str());
+  lua_pop(L_, 1);
+  scripts_.emplace(*sha, flags);
+  body_bytes_ += body.size();
+  return true;
+}
+
+namespace {
+
+// Sets the real global `name` to an array of `items` (KEYS, ARGV).
+void SetArrayGlobal(lua_State* L, const char* name, std::span<const std::string_view> items) {
+  lua_createtable(L, static_cast<int>(items.size()), 0);
+  for (size_t i = 0; i < items.size(); i++) {
+    lua_pushlstring(L, items[i].data(), items[i].size());
+    lua_rawseti(L, -2, static_cast<int>(i + 1));
+  }
+  lua_setfield(L, -2, name);
+}
+
+}  // namespace
+
+void ScriptEngine::Run(CommandContext& ctx, const std::string& sha, std::span<const std::string_view> keys,
+                       std::span<const std::string_view> argv, bool read_only) {
+  const ScriptFlags& flags = scripts_.at(sha);
+  lua_State* L = L_;
+  run_ = RunState{&ctx, sha, read_only || flags.no_writes, flags.allow_oom, false, 2};
+  client_.db = ctx.client.db;
+  client_.resp = 2;
+  client_.script_caller = &ctx.client;
+  lua_rawgeti(L, LUA_REGISTRYINDEX, globals_ref_);
+  SetArrayGlobal(L, "KEYS", keys);
+  SetArrayGlobal(L, "ARGV", argv);
+  lua_pop(L, 1);
+  lua_rawgeti(L, LUA_REGISTRYINDEX, handler_ref_);
+  lua_rawgeti(L, LUA_REGISTRYINDEX, scripts_ref_);
+  lua_getfield(L, -1, sha.c_str());
+  lua_remove(L, -2);
+  g_watch = SlowScriptWatch{MonotonicClock::NowNs(),
+                            std::strtoll(server_.config().ValueOf("busy-reply-threshold").c_str(), nullptr, 10),
+                            false, &server_};
+  const int rc = lua_pcall(L, 0, 1, -2);
+  if (rc == 0) {
+    WriteLuaAsReply(L, -1, run_.resp, ctx.reply);
+  } else if (lua_istable(L, -1)) {
+    lua_getfield(L, -1, "err");
+    std::string msg = lua_isstring(L, -1) ? lua_tostring(L, -1) : "ERR unknown error";
+    lua_getfield(L, -2, "source");
+    lua_getfield(L, -3, "line");
+    if (lua_isstring(L, -2) && lua_isnumber(L, -1)) {
+      msg += fmt::format(" script: {}, on {}:{}.", sha, lua_tostring(L, -2), lua_tointeger(L, -1));
+    }
+    lua_getfield(L, -4, "ignore_error_stats_update");
+    const bool counted = lua_toboolean(L, -1) != 0;
+    if (counted) {
+      ctx.reply.ErrorVerbatim(msg);  // the command that failed counted it
+    } else {
+      ctx.ErrorVerbatim(msg);
+    }
+  } else {
+    ctx.ErrorVerbatim(fmt::format("ERR Error running script (call to f_{}): @{}", sha,
+                                  lua_isstring(L, -1) ? lua_tostring(L, -1) : "?"));
+  }
+  lua_settop(L, 0);
+  // KEYS and ARGV go, so a script's arguments are not kept alive until the next.
+  lua_rawgeti(L, LUA_REGISTRYINDEX, globals_ref_);
+  lua_pushnil(L);
+  lua_setfield(L, -2, "KEYS");
+  lua_pushnil(L);
+  lua_setfield(L, -2, "ARGV");
+  lua_pop(L, 1);
+  run_ = RunState{};
+  client_.script_caller = nullptr;
+  client_.out.clear();
+}
+
+}  // namespace feedkv::server

@@ -1,0 +1,109 @@
+// ScriptEngine: EVAL's Lua 5.1 interpreter, its script cache and the `redis`
+// library scripts call, with Redis 7.0's semantics (docs/scripting.md).
+//
+// One lua_State per server. Its globals are read-only to scripts, as in Redis
+// 7.0: a script reads the libraries (base without print/dofile/loadfile,
+// table, string, math, cjson, bit, redis) and KEYS/ARGV, and every attempt to
+// set a global fails with "Attempt to modify a readonly table". Scripts are
+// cached by the SHA-1 of their body until SCRIPT FLUSH, which starts a new
+// state.
+//
+// A script's redis.call runs the command through Server::Call on the engine's
+// own client (the "lua" client MONITOR shows), with the caller's database
+// selected; its writes are logged as the commands it ran, and Server::Call
+// folds them into one MULTI/EXEC batch because they all happen inside the
+// caller's EVAL (effects replication). The whole script runs on the command
+// thread, so it is atomic.
+//
+// Not thread-safe: owned and used by the command thread.
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+
+#include "server/client.h"
+
+struct lua_State;
+
+namespace feedkv::server {
+
+class CommandContext;
+class Server;
+
+// What a script's shebang line (#!lua flags=...) allows; Redis 7.0's flags.
+struct ScriptFlags {
+  bool shebang = false;  // flags were declared (scripts without them may write)
+  bool no_writes = false;
+  bool allow_oom = false;
+  bool allow_stale = false;
+  bool no_cluster = false;
+  bool allow_cross_slot_keys = false;
+};
+
+class ScriptEngine {
+ public:
+  explicit ScriptEngine(Server& server);
+  ~ScriptEngine();
+  ScriptEngine(const ScriptEngine&) = delete;
+  ScriptEngine& operator=(const ScriptEngine&) = delete;
+
+  // Compiles `body` and caches it under its SHA-1 (lower-case hex, in *sha).
+  // On failure returns false with Redis's error text in *error
+  // ("ERR Error compiling script (new function): user_script:1: ...").
+  bool Load(std::string_view body, std::string* sha, std::string* error);
+  // Whether a script of this SHA-1 is cached (any case).
+  bool Exists(std::string_view sha) const;
+  // SCRIPT FLUSH: forgets every script and starts a fresh interpreter.
+  void Flush();
+
+  // EVAL / EVALSHA: runs the cached script `sha` (lower case) with KEYS and
+  // ARGV, replying on ctx. `read_only`: EVAL_RO / EVALSHA_RO.
+  void Run(CommandContext& ctx, const std::string& sha, std::span<const std::string_view> keys,
+           std::span<const std::string_view> argv, bool read_only);
+
+  // INFO: number_of_cached_scripts, used_memory_lua / used_memory_scripts.
+  size_t num_scripts() const { return scripts_.size(); }
+  size_t lua_memory() const;
+  size_t scripts_memory() const { return body_bytes_; }
+
+  // The state of the running script (the redis library reads it).
+  struct RunState {
+    CommandContext* caller = nullptr;
+    std::string sha;
+    bool read_only = false;
+    bool allow_oom = false;  // #!lua flags=allow-oom
+    bool wrote = false;      // a write command has run
+    int resp = 2;            // redis.setresp
+  };
+  RunState* running() { return run_.caller != nullptr ? &run_ : nullptr; }
+  Server& server() { return server_; }
+  Client& client() { return client_; }
+
+ private:
+  void Open();
+  void Close();
+
+  Server& server_;
+  lua_State* L_ = nullptr;
+  int globals_ref_ = 0;   // registry refs: the real globals table,
+  int scripts_ref_ = 0;   // sha -> function,
+  int handler_ref_ = 0;   // and the pcall error handler
+  std::unordered_map<std::string, ScriptFlags> scripts_;  // sha -> its shebang flags
+  size_t body_bytes_ = 0;
+  RunState run_;
+  Client client_;  // the client redis.call runs commands on
+};
+
+// Parses a body's "#!lua flags=a,b" line into *flags. False with Redis's error
+// text in *error for another engine or an unknown flag.
+bool ParseShebang(std::string_view body, ScriptFlags* flags, std::string* error);
+
+// The Lua library `redis` (server/script_redis_lib.cc): installs it as the
+// global `redis` of L, its functions bound to `engine`.
+void OpenRedisLibrary(lua_State* L, ScriptEngine* engine);
+
+}  // namespace feedkv::server
