@@ -290,6 +290,12 @@ inline constexpr char kBadDataFormat[] = "ERR Bad data format";
 // message of an error table; the engine gives them their code ("ERR ").
 inline constexpr char kNoScript[] = "NOSCRIPT No matching script. Please use EVAL.";
 inline constexpr char kNotBusy[] = "NOTBUSY No scripts in execution right now.";
+inline constexpr char kBusyScript[] =
+    "BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE.";
+inline constexpr char kUnkillable[] =
+    "UNKILLABLE Sorry the script already executed write commands against the dataset. You can either "
+    "wait the script termination or kill the server in a hard way using the SHUTDOWN NOSAVE command.";
+inline constexpr char kScriptKilled[] = "ERR Script killed by user with SCRIPT KILL...";
 inline constexpr char kNumKeysNegative[] = "ERR Number of keys can't be negative";
 inline constexpr char kNumKeysTooMany[] = "ERR Number of keys can't be greater than number of args";
 inline constexpr char kScriptFlushOption[] = "ERR SCRIPT FLUSH only support SYNC|ASYNC option";

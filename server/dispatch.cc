@@ -12,6 +12,7 @@
 #include "server/command_context.h"
 #include "server/monotonic_clock.h"
 #include "server/network.h"
+#include "server/script_engine.h"
 #include "server/server.h"
 #include "server/replication/replication.h"
 #include "storage/database.h"
@@ -269,6 +270,12 @@ void Server::Execute(Client& c, std::span<const std::string_view> args) {
   if (loading_ && !(spec->flags & kLoading)) {
     st.rejected_calls++;
     reject(protocol::err::kLoading);
+    return;
+  }
+  // A script running past busy-reply-threshold: only allow-busy rows run.
+  if (scripts_->busy() && !(spec->flags & kAllowBusy)) {
+    st.rejected_calls++;
+    reject(protocol::err::kBusyScript);
     return;
   }
   // A RESP2 connection that is subscribed can only (un)subscribe, PING, QUIT or RESET.

@@ -13,6 +13,7 @@
 
 #include "protocol/error_text.h"
 #include "protocol/reply_writer.h"
+#include "server/script_engine.h"
 #include "server/server.h"
 
 namespace feedkv::server {
@@ -79,6 +80,9 @@ void Connection::Start() {
 
 void Connection::DoRead() {
   if (closed_ || read_in_flight_ || stop_reading_) return;
+  // The client whose script is running is not read until the script ends (its
+  // own command is still being answered); its caller reads on afterwards.
+  if (server_.scripts().IsCaller(client_)) return;
   // Backpressure: a client whose replies wait for the log is not read until they
   // may go out (Server::SetAckOffset resumes it), as Redis reads a client once per
   // loop turn and writes the AOF before replying. A pipelining client then cannot
@@ -124,6 +128,15 @@ void Connection::OnReadable(const boost::system::error_code& ec) {
     Close();
     return;
   }
+  if (!ReadAvailable()) DoRead();  // a spurious wake-up: wait again
+}
+
+void Connection::ServeWhileBusy() {
+  if (closed_ || client_.blocked || server_.scripts().IsCaller(client_)) return;
+  ReadAvailable();
+}
+
+bool Connection::ReadAvailable() {
   // A large bulk is read in one piece, but the buffer grows with the bytes that
   // arrive (at most doubling what is there), never to the announced length at
   // once: a client that announces 500 MB and sends a trickle holds a trickle.
@@ -137,11 +150,9 @@ void Connection::OnReadable(const boost::system::error_code& ec) {
   boost::system::error_code rec;
   const size_t n =
       socket_.read_some(boost::asio::buffer(in_.data() + in_len_, in_.size() - in_len_), rec);
-  if (rec == boost::asio::error::would_block || rec == boost::asio::error::try_again) {
-    DoRead();  // a spurious wake-up: wait again
-    return;
-  }
+  if (rec == boost::asio::error::would_block || rec == boost::asio::error::try_again) return false;
   OnRead(rec, n);
+  return true;
 }
 
 void Connection::RunHeldInput() {

@@ -46,11 +46,17 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void Close();
   Client& client() { return client_; }
   bool closed() const { return closed_; }
+  // While a script runs past busy-reply-threshold: reads what the client sent
+  // and answers it now (Server::Execute replies -BUSY to all but SCRIPT KILL and
+  // SHUTDOWN NOSAVE), without the event loop, so nothing else runs meanwhile.
+  void ServeWhileBusy();
 
  private:
   void DoRead();
   // The socket is readable: one non-blocking read into the (re)made buffer.
   void OnReadable(const boost::system::error_code& ec);
+  // One non-blocking read and its processing; false when nothing was there.
+  bool ReadAvailable();
   void OnRead(const boost::system::error_code& ec, size_t n);
   void ProcessInput();
   void OnWritten(const boost::system::error_code& ec, size_t n);

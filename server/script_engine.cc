@@ -15,6 +15,7 @@ extern "C" {
 #include <lua5.1/lua-cjson.h>
 }
 
+#include "protocol/error_text.h"
 #include "server/command_context.h"
 #include "server/monotonic_clock.h"
 #include "server/script_values.h"
@@ -130,23 +131,15 @@ int ErrorHandler(lua_State* L) {
   return 1;
 }
 
-// Scripts still running after busy-reply-threshold are logged once, as Redis's
-// "Slow script detected". (Serving SCRIPT KILL meanwhile is a later landing.)
-struct SlowScriptWatch {
-  int64_t start_ns = 0;
-  int64_t limit_ms = 0;
-  bool logged = false;
-  Server* server = nullptr;
-};
-SlowScriptWatch g_watch;
+// The engine whose script is running (one at a time: scripts never nest).
+ScriptEngine* g_running = nullptr;
 
-void CountHook(lua_State*, lua_Debug*) {
-  if (g_watch.logged || g_watch.limit_ms <= 0) return;
-  if ((MonotonicClock::NowNs() - g_watch.start_ns) / 1000000 >= g_watch.limit_ms) {
-    g_watch.logged = true;
-    g_watch.server->Log(3, "Slow script detected: still in execution after "
-                               + std::to_string(g_watch.limit_ms) + " milliseconds.");
-  }
+// Every 100,000 instructions: a script past busy-reply-threshold lets other
+// clients in (they get -BUSY) and stops if SCRIPT KILL or SHUTDOWN asked.
+void CountHook(lua_State* L, lua_Debug*) {
+  if (g_running == nullptr || !g_running->CheckBusy()) return;
+  PushErrorTable(L, std::string("-") + protocol::err::kScriptKilled);
+  lua_error(L);
 }
 
 void OpenLibrary(lua_State* L, lua_CFunction open, const char* name) {
@@ -230,6 +223,8 @@ void ScriptEngine::Open() {
   lua_pushcfunction(L, ProtectedRawset);
   lua_setglobal(L, "rawset");
   OpenRedisLibrary(L, this);
+  OpenCmsgpackLibrary(L);
+  OpenStructLibrary(L);
 
   lua_newtable(L);
   lua_newtable(L);
@@ -242,7 +237,7 @@ void ScriptEngine::Open() {
   // real table R keeps every value (and KEYS/ARGV, set from C); scripts see a
   // proxy whose reads fall through to R and whose writes fail. A global R
   // lacks is an error (MissingGlobal).
-  for (const char* lib : {"string", "table", "math", "bit", "cjson", "redis", "coroutine"}) {
+  for (const char* lib : {"string", "table", "math", "bit", "cjson", "cmsgpack", "struct", "redis", "coroutine"}) {
     lua_getglobal(L, lib);
     if (lua_istable(L, -1)) {
       PushReadonlyProxy(L, -1);
@@ -284,6 +279,32 @@ void ScriptEngine::Flush() {
 
 size_t ScriptEngine::lua_memory() const {
   return static_cast<size_t>(lua_gc(L_, LUA_GCCOUNT, 0)) * 1024 + static_cast<size_t>(lua_gc(L_, LUA_GCCOUNTB, 0));
+}
+
+bool ScriptEngine::CheckBusy() {
+  const int64_t now = MonotonicClock::NowNs();
+  if (busy_after_ms_ <= 0 || (now - start_ns_) / 1000000 < busy_after_ms_) return false;
+  if (!busy_) {
+    busy_ = true;
+    last_served_ns_ = 0;
+    server_.Log(3, fmt::format("Slow script detected: still in execution after {} milliseconds. "
+                               "You can try killing the script using the SCRIPT KILL command. "
+                               "Script name is: {}.",
+                               (now - start_ns_) / 1000000, run_.sha));
+  }
+  // Serve other clients at most once a millisecond: each pass reads every socket.
+  if (now - last_served_ns_ >= 1000000) {
+    last_served_ns_ = now;
+    server_.ServeClientsWhileBusy();
+  }
+  return kill_requested_ || server_.shutting_down();
+}
+
+std::string_view ScriptEngine::Kill() {
+  if (!busy_) return protocol::err::kNotBusy;
+  if (run_.wrote) return protocol::err::kUnkillable;
+  kill_requested_ = true;
+  return {};
 }
 
 bool ScriptEngine::Exists(std::string_view sha) const {
@@ -342,10 +363,17 @@ void ScriptEngine::Run(CommandContext& ctx, const std::string& sha, std::span<co
   lua_rawgeti(L, LUA_REGISTRYINDEX, scripts_ref_);
   lua_getfield(L, -1, sha.c_str());
   lua_remove(L, -2);
-  g_watch = SlowScriptWatch{MonotonicClock::NowNs(),
-                            std::strtoll(server_.config().ValueOf("busy-reply-threshold").c_str(), nullptr, 10),
-                            false, &server_};
+  caller_ = &ctx.client;
+  start_ns_ = MonotonicClock::NowNs();
+  busy_after_ms_ = std::strtoll(server_.config().ValueOf("busy-reply-threshold").c_str(), nullptr, 10);
+  g_running = this;
   const int rc = lua_pcall(L, 0, 1, -2);
+  g_running = nullptr;
+  if (busy_) {
+    busy_ = false;
+    server_.Log(3, "Script returned after being busy; serving clients again.");
+  }
+  kill_requested_ = false;
   if (rc == 0) {
     WriteLuaAsReply(L, -1, run_.resp, ctx.reply);
   } else if (lua_istable(L, -1)) {
@@ -376,6 +404,7 @@ void ScriptEngine::Run(CommandContext& ctx, const std::string& sha, std::span<co
   lua_setfield(L, -2, "ARGV");
   lua_pop(L, 1);
   run_ = RunState{};
+  caller_ = nullptr;
   client_.script_caller = nullptr;
   client_.out.clear();
 }

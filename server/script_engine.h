@@ -3,7 +3,7 @@
 //
 // One lua_State per server. Its globals are read-only to scripts, as in Redis
 // 7.0: a script reads the libraries (base without print/dofile/loadfile,
-// table, string, math, cjson, bit, redis) and KEYS/ARGV, and every attempt to
+// table, string, math, cjson, cmsgpack, struct, bit, redis) and KEYS/ARGV, and every attempt to
 // set a global fails with "Attempt to modify a readonly table". Scripts are
 // cached by the SHA-1 of their body until SCRIPT FLUSH, which starts a new
 // state.
@@ -80,6 +80,17 @@ class ScriptEngine {
     int resp = 2;            // redis.setresp
   };
   RunState* running() { return run_.caller != nullptr ? &run_ : nullptr; }
+  // Whether `c` sent the script that is running.
+  bool IsCaller(const Client& c) const { return run_.caller != nullptr && caller_ == &c; }
+  // A script has run past busy-reply-threshold: other clients get -BUSY.
+  bool busy() const { return busy_; }
+  // SCRIPT KILL: stops the busy script at its next check unless it wrote.
+  // Returns the error text to reply, or empty for OK.
+  std::string_view Kill();
+  // Called by the interpreter's count hook: past the threshold, serves other
+  // clients and stops the script when killed or when the server shuts down.
+  // Returns true if the script must stop.
+  bool CheckBusy();
   Server& server() { return server_; }
   Client& client() { return client_; }
 
@@ -95,6 +106,12 @@ class ScriptEngine {
   std::unordered_map<std::string, ScriptFlags> scripts_;  // sha -> its shebang flags
   size_t body_bytes_ = 0;
   RunState run_;
+  const Client* caller_ = nullptr;
+  bool busy_ = false;
+  bool kill_requested_ = false;
+  int64_t start_ns_ = 0;
+  int64_t busy_after_ms_ = 0;   // busy-reply-threshold when the script began
+  int64_t last_served_ns_ = 0;
   Client client_;  // the client redis.call runs commands on
 };
 
@@ -105,5 +122,9 @@ bool ParseShebang(std::string_view body, ScriptFlags* flags, std::string* error)
 // The Lua library `redis` (server/script_redis_lib.cc): installs it as the
 // global `redis` of L, its functions bound to `engine`.
 void OpenRedisLibrary(lua_State* L, ScriptEngine* engine);
+// `cmsgpack` (script_lib_cmsgpack.cc) and `struct` (script_lib_struct.cc), as
+// the globals of those names.
+void OpenCmsgpackLibrary(lua_State* L);
+void OpenStructLibrary(lua_State* L);
 
 }  // namespace feedkv::server

@@ -251,6 +251,16 @@ bool Server::Shutdown(const ShutdownOptions& options) {
   return true;
 }
 
+void Server::ServeClientsWhileBusy() {
+  std::vector<std::shared_ptr<Connection>> conns;
+  conns.reserve(connections_.size());
+  for (auto& [id, c] : connections_) conns.push_back(c);
+  for (auto& c : conns) {
+    c->ServeWhileBusy();
+    if (shutting_down_) return;
+  }
+}
+
 void Server::AddConnection(std::shared_ptr<Connection> c) {
   const uint64_t id = c->client().id;
   connections_.emplace(id, std::move(c));

@@ -327,6 +327,10 @@ class Server {
   PubSub& pubsub() { return pubsub_; }
   Tracking& tracking() { return tracking_; }
   ScriptEngine& scripts() { return *scripts_; }
+  // A script past busy-reply-threshold: reads and answers every other client
+  // once (Connection::ServeWhileBusy); nothing else of the event loop runs.
+  void ServeClientsWhileBusy();
+  bool shutting_down() const { return shutting_down_; }
   // Whether memory was over maxmemory when the running top-level command was
   // admitted (Redis's pre_command_oom_state): a script's deny-oom calls fail then.
   bool oom_at_command_start() const { return oom_at_command_start_; }

@@ -60,9 +60,13 @@ void ScriptFlush(CommandContext& ctx) {
   ctx.reply.Ok();
 }
 
-// Scripts run to their end before any other command is read (a busy script
-// answering others with -BUSY is a later landing), so none is ever running here.
-void ScriptKill(CommandContext& ctx) { ctx.Error(protocol::err::kNotBusy); }
+// Runs while a script is busy (Connection::ServeWhileBusy): the script stops at
+// its next check, with "Script killed by user", unless it already wrote.
+void ScriptKill(CommandContext& ctx) {
+  std::string_view error = ctx.server.scripts().Kill();
+  if (!error.empty()) return ctx.Error(error);
+  ctx.reply.Ok();
+}
 
 void ScriptDebug(CommandContext& ctx) {
   if (EqualsIgnoreCase(ctx.arg(2), "no")) return ctx.reply.Ok();

@@ -9,6 +9,7 @@
 #include "server/command_context.h"
 #include "server/info.h"
 #include "server/replication/replication.h"
+#include "server/script_engine.h"
 #include "server/server.h"
 
 namespace feedkv::server {
@@ -215,6 +216,9 @@ void Shutdown(CommandContext& ctx) {
     ctx.Error(protocol::err::kNoShutdownInProgress);
     return;
   }
+  // While a script is busy only SHUTDOWN NOSAVE stops the server (the script's
+  // state is not one to save), as Redis.
+  if (ctx.server.scripts().busy() && !nosave) return ctx.Error(protocol::err::kBusyScript);
   if (save) o.save = ShutdownOptions::Save::kSave;
   if (nosave) o.save = ShutdownOptions::Save::kNoSave;
   // As Redis: no reply on success; the connection closes with the process.
@@ -382,7 +386,7 @@ const CommandSpec kCommands[] = {
     {"flushall", -1, kWrite | kAclKeyspace | kAclDangerous, 0, 0, 0, FlushAll, "Removes all keys from all databases.", "server"},
     {"swapdb", 3, kWrite | kFast | kAclKeyspace | kAclDangerous, 0, 0, 0, SwapDb, "Swaps two Redis databases.", "server"},
     {"time", 1, kLoading | kStale | kFast | kRandom, 0, 0, 0, Time, "Returns the server time.", "server"},
-    {"shutdown", -1, kAdmin | kNoScript | kLoading | kStale | kNoMulti, 0, 0, 0, Shutdown, "Synchronously saves the database(s) to disk and shuts down the Redis server.", "server"},
+    {"shutdown", -1, kAdmin | kNoScript | kLoading | kStale | kNoMulti | kAllowBusy, 0, 0, 0, Shutdown, "Synchronously saves the database(s) to disk and shuts down the Redis server.", "server"},
     {"slowlog", -2, 0, 0, 0, 0, Slowlog, "A container for slow log commands.", "server", kSlowlogSubs},
     {"latency", -2, 0, 0, 0, 0, Latency, "A container for latency diagnostics commands.", "server",
      kLatencySubs},

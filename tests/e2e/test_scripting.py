@@ -177,18 +177,108 @@ TRANSCRIPT = [
 ]
 
 
-def run_transcript(srv):
+# The cmsgpack and struct libraries: encodings byte for byte, decoding, offsets
+# and the libraries' own error texts.
+LIB_TRANSCRIPT = [
+    ("EVAL", "return cmsgpack.pack()", "0"),
+    ("EVAL", "return cmsgpack.unpack('')", "0"),
+    ("EVAL", "return cmsgpack.unpack(string.char(0xc1))", "0"),
+    ("EVAL", "return cmsgpack.unpack(string.char(0xcd, 1))", "0"),
+    ("EVAL", "return {cmsgpack.unpack(string.char(0x93, 1))}", "0"),
+    ("EVAL", "return cmsgpack.pack({1,2,nil,4})", "0"),
+    ("EVAL", "return cmsgpack.pack({[1]=1,[3]=3})", "0"),
+    ("EVAL", "return cmsgpack.pack({a=1})", "0"),
+    ("EVAL", "return cmsgpack.pack(1.5, 0.1, -1, -32, -33, -129, -40000, 127, 128, 200, 256, 70000, 5000000000, -5000000000, 1/0, -1/0)", "0"),
+    ("EVAL", "return cmsgpack.pack(string.rep('x',31), string.rep('y', 32), string.rep('z', 300), string.rep('w', 70000))", "0"),
+    ("EVAL", "return cmsgpack.pack({}, {{}}, true, false, nil)", "0"),
+    ("EVAL", "local t = {} for i = 1, 20 do t[i] = i end return cmsgpack.pack(t)", "0"),
+    ("EVAL", "local t = {} for i = 1, 70000 do t[i] = 1 end return #cmsgpack.pack(t)", "0"),
+    ("EVAL", "local t = {} local c = t for i=1,20 do c[1] = {} c = c[1] end return cmsgpack.pack(t)", "0"),
+    ("EVAL", "return {cmsgpack.unpack_one(cmsgpack.pack(1,2,3))}", "0"),
+    ("EVAL", "return {cmsgpack.unpack_one(cmsgpack.pack(1,2,3), 2)}", "0"),
+    ("EVAL", "return {cmsgpack.unpack_one(cmsgpack.pack(1,2,3), 3)}", "0"),
+    ("EVAL", "return cmsgpack.unpack_one(string.char(1), 5)", "0"),
+    ("EVAL", "return {cmsgpack.unpack_one('')}", "0"),
+    ("EVAL", "return {cmsgpack.unpack_limit(cmsgpack.pack(1,2,3), 2)}", "0"),
+    ("EVAL", "return {cmsgpack.unpack_limit(cmsgpack.pack(1,2,3), 0, 1)}", "0"),
+    ("EVAL", "return {cmsgpack.unpack(cmsgpack.pack(1,2,3))}", "0"),
+    ("EVAL", "return cmsgpack.unpack(cmsgpack.pack({a={b={c=1}}})).a.b.c", "0"),
+    ("EVAL", "local v = cmsgpack.unpack(cmsgpack.pack({1, 'two', {3}, false})) return {v[1], v[2], v[3][1], tostring(v[4])}", "0"),
+    ("EVAL", "local t = cmsgpack.unpack(cmsgpack.pack({x=1.5, y=-0.25})) return {tostring(t.x), tostring(t.y)}", "0"),
+    ("EVAL", "return {cmsgpack.unpack(string.char(0xd0, 0x80, 0xd1, 0x80, 0x00, 0xd2, 0x80, 0, 0, 0, 0xcf, 0, 0, 0, 1, 0, 0, 0, 0))}", "0"),
+    ("EVAL", "return cmsgpack.unpack(string.char(0xc4, 2) .. 'ab')", "0"),
+    ("EVAL", "return cmsgpack.unpack(string.char(0xdc, 0, 2, 1, 2))[2]", "0"),
+    ("EVAL", "return cmsgpack.unpack(string.char(0xdd, 0, 0, 0, 200))", "0"),
+    ("EVAL", "return tostring(cmsgpack.unpack(string.char(0xca, 0x3f, 0xc0, 0, 0)))", "0"),
+    ("EVAL", "return type(cmsgpack.unpack_one)..type(cmsgpack.unpack_limit)..tostring(cmsgpack._NAME)..tostring(cmsgpack._VERSION)", "0"),
+    ("EVAL", "cmsgpack.pack = nil", "0"),
+    ("EVAL", "return struct.pack('>i4', 5)", "0"),
+    ("EVAL", "return struct.pack('<i4 >h b B', -2, 513, -1, 255)", "0"),
+    ("EVAL", "return struct.size('>i4d')", "0"),
+    ("EVAL", "return {struct.unpack('<h', 'ab')}", "0"),
+    ("EVAL", "return struct.pack('z', 1)", "0"),
+    ("EVAL", "return struct.pack('i17', 1)", "0"),
+    ("EVAL", "return struct.pack('i33', 1)", "0"),
+    ("EVAL", "return struct.size('s')", "0"),
+    ("EVAL", "return struct.size('c0')", "0"),
+    ("EVAL", "return struct.size('!4bi')", "0"),
+    ("EVAL", "return struct.size('!bd')", "0"),
+    ("EVAL", "return struct.pack('!4bi', 1, 2)", "0"),
+    ("EVAL", "return {struct.unpack('>i4', string.char(0,0,0,5), 2)}", "0"),
+    ("EVAL", "return {struct.unpack('>i4', 'abc')}", "0"),
+    ("EVAL", "return {struct.unpack('bc0', string.char(3)..'abcd')}", "0"),
+    ("EVAL", "return {struct.unpack('s', 'ab')}", "0"),
+    ("EVAL", "return {struct.unpack('s', 'ab\\0cd')}", "0"),
+    ("EVAL", "return struct.pack('c', 'abc')", "0"),
+    ("EVAL", "return struct.pack('c0', 'abc')", "0"),
+    ("EVAL", "return struct.pack('c5', 'abc')", "0"),
+    ("EVAL", "return struct.pack('s', 'ab')", "0"),
+    ("EVAL", "return struct.pack('<i17', -1)", "0"),
+    ("EVAL", "return {struct.unpack('<i17', struct.pack('<i17', -1))}", "0"),
+    ("EVAL", "return {struct.unpack('<d', struct.pack('<d', 1.5))}", "0"),
+    ("EVAL", "return {struct.unpack('>d', struct.pack('>d', -2.5))}", "0"),
+    ("EVAL", "return struct.pack('>f', 1.5)", "0"),
+    ("EVAL", "return {struct.unpack('>f', struct.pack('>f', 1.5))}", "0"),
+    ("EVAL", "return struct.pack('!3i', 1)", "0"),
+    ("EVAL", "return struct.pack('i99999999999', 1)", "0"),
+    ("EVAL", "return {struct.unpack('>I2', 'ab', 0)}", "0"),
+    ("EVAL", "return {struct.unpack('>I2', 'ab', 3)}", "0"),
+    ("EVAL", "return {struct.unpack('>I2', 'ab', 5)}", "0"),
+    ("EVAL", "return {struct.unpack('>I2 x B', 'abcd')}", "0"),
+    ("EVAL", "return struct.pack('x b', 7)", "0"),
+    ("EVAL", "return struct.pack('i')", "0"),
+    ("EVAL", "return struct.pack('>I8 <l', 2^40, -3)", "0"),
+    ("EVAL", "return {struct.unpack('>l', struct.pack('>l', -3))}", "0"),
+    ("EVAL", "return {struct.unpack('c0', 'x')}", "0"),
+]
+
+
+def run_transcript(srv, transcript):
     c = RawConn(srv.port)
-    out = [(cmd[0], c.cmd(*cmd)) for cmd in TRANSCRIPT]
+    out = [(cmd[0], c.cmd(*cmd)) for cmd in transcript]
     c.close()
     return out
 
 
-def test_transcript_matches_redis(server, redis7_server):
-    ours, theirs = run_transcript(server), run_transcript(redis7_server)
+@pytest.mark.parametrize("transcript", [TRANSCRIPT, LIB_TRANSCRIPT], ids=["redis-lib", "cmsgpack-struct"])
+def test_transcript_matches_redis(server, redis7_server, transcript):
+    ours, theirs = run_transcript(server, transcript), run_transcript(redis7_server, transcript)
     assert len(ours) == len(theirs)
     for i, (a, b) in enumerate(zip(ours, theirs)):
-        assert a == b, f"{TRANSCRIPT[i]!r}: feedkv {a[1]!r} != redis {b[1]!r}"
+        assert a == b, f"{transcript[i]!r}: feedkv {a[1]!r} != redis {b[1]!r}"
+
+
+def test_garbage_for_cmsgpack_and_struct_is_an_error_not_a_crash(server):
+    import random
+    rng = random.Random(7)
+    r = server.client()
+    script = ("local ok1 = pcall(cmsgpack.unpack, ARGV[1]) "
+              "local ok2 = pcall(struct.unpack, ARGV[2], ARGV[1]) return 1")
+    formats = ["i4", ">I8", "c0", "s", "bc0", "!8d", "xxi2", "<f", "c3s"]
+    for _ in range(300):
+        data = bytes(rng.randrange(256) for _ in range(rng.randrange(12)))
+        assert r.eval(script, 0, data, rng.choice(formats)) == 1
+    assert r.ping()
 
 
 def test_redis_py_lock_acquires_and_releases(server):
@@ -299,3 +389,57 @@ def test_a_script_is_atomic_against_other_clients(server):
     assert other.cmd("EXISTS", "half") == 0
     assert c.read_reply(timeout=30) == 1
     assert r.exists("half") == 0
+
+
+# Busy scripts: past busy-reply-threshold other clients get -BUSY (transactions
+# included), SCRIPT KILL stops a script that has not written, UNKILLABLE one that
+# has, and only SHUTDOWN NOSAVE ends the server meanwhile.
+SPIN = "local i = 0 while true do i = i + 1 end"
+BUSY_PROBES = [("PING",), ("GET", "x"), ("MULTI",), ("SET", "x", "1"), ("EXEC",),
+               ("SCRIPT", "FLUSH"), ("SHUTDOWN",), ("CLIENT", "LIST")]
+
+
+def busy_transcript(srv):
+    setup = RawConn(srv.port)
+    assert setup.cmd("CONFIG", "SET", "busy-reply-threshold", "100") == "OK"
+    a, b = RawConn(srv.port), RawConn(srv.port)
+    out = [("SCRIPT KILL idle", b.cmd("SCRIPT", "KILL"))]
+    a.send_command("EVAL", SPIN, "0")
+    time.sleep(0.4)
+    out += [(" ".join(p), b.cmd(*p)) for p in BUSY_PROBES]
+    out.append(("SCRIPT KILL", b.cmd("SCRIPT", "KILL")))
+    out.append(("EVAL reply", a.read_reply(timeout=10)))
+    out.append(("PING after", b.cmd("PING")))
+    out.append(("SCRIPT KILL after", b.cmd("SCRIPT", "KILL")))
+    # A script that finishes on its own after being busy replies normally.
+    a.send_command("EVAL", "local t = redis.call('time')[1] + 2 "
+                           "while tonumber(redis.call('time')[1]) < t do end return 'done'", "0")
+    time.sleep(0.3)
+    out.append(("PING during", b.cmd("PING")))
+    out.append(("EVAL reply", a.read_reply(timeout=10)))
+    assert setup.cmd("CONFIG", "SET", "busy-reply-threshold", "5000") == "OK"
+    return out
+
+
+def test_busy_script_gets_busy_replies_and_script_kill_matches_redis(server, redis7_server):
+    ours, theirs = busy_transcript(server), busy_transcript(redis7_server)
+    assert ours == theirs
+
+
+def test_unkillable_script_ends_only_with_shutdown_nosave(tmp_path):
+    srv = Server(tmp_path / "s").start("--busy-reply-threshold", "100")
+    try:
+        a, b = RawConn(srv.port), RawConn(srv.port)
+        a.send_command("EVAL", "redis.call('set', 'w', '1') " + SPIN, "0")
+        time.sleep(0.4)
+        killed = b.cmd("SCRIPT", "KILL")
+        assert isinstance(killed, RespError) and str(killed).startswith("UNKILLABLE")
+        assert b.cmd("SHUTDOWN") == RespError(
+            "BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE.")
+        b.send_command("SHUTDOWN", "NOSAVE")
+        assert b.closed_by_server(timeout=10)
+        assert srv.wait_exit(timeout=10) == 0
+        log = open(srv.log_path).read()
+        assert "Slow script detected" in log and "Sanitizer" not in log
+    finally:
+        assert not kill_all()
