@@ -306,4 +306,39 @@ inline constexpr char kScriptReadOnly[] = "Write commands are not allowed from r
 inline constexpr char kScriptNoArgs[] = "Please specify at least one argument for this redis lib call";
 inline constexpr char kScriptArgType[] = "Lua redis lib command arguments must be strings or integers";
 
+// ACL users (server/acl.h, server/commands/cmd_acl.cc); {} marks fmt fields.
+inline constexpr char kAclUsernameSpaces[] = "ERR Usernames can't contain spaces or null characters";
+inline constexpr char kAclUnmatchedParen[] = "ERR Unmatched parenthesis in acl selector starting at '{}'.";
+inline constexpr char kAclDefaultUndeletable[] = "ERR The 'default' user cannot be removed";
+inline constexpr char kAclUnknownCategory[] = "ERR Unknown category '{}'";
+inline constexpr char kAclGenpassBits[] =
+    "ERR ACL GENPASS argument must be the number of bits for the output password, a positive "
+    "number up to {}";
+inline constexpr char kAclUserNotFound[] = "ERR User '{}' not found";
+inline constexpr char kAclCommandNotFound[] = "ERR Command '{}' not found";
+inline constexpr char kAclNoFile[] =
+    "ERR This Redis instance is not configured to use an ACL file. You may want to specify users "
+    "via the ACL SETUSER command and then issue a CONFIG REWRITE (assuming you have a Redis "
+    "configuration file set) in order to store users in the Redis configuration.";
+inline constexpr char kAclSaveFailed[] =
+    "ERR There was an error trying to save the ACLs. Please check the server logs for more "
+    "information";
+inline constexpr char kNoPermCommand[] = "NOPERM this user has no permissions to run the '{}' command";
+inline constexpr char kNoPermKey[] =
+    "NOPERM this user has no permissions to access one of the keys used as arguments";
+inline constexpr char kNoPermChannel[] =
+    "NOPERM this user has no permissions to access one of the channels used as arguments";
+inline constexpr char kNoPermExec[] =
+    "NOPERM ACLs rules changed between the moment the transaction was accumulated and the EXEC "
+    "call. This command is no longer allowed for the following reason: {}";
+inline constexpr char kNoPermExecCommand[] = "no permission to execute the command or subcommand";
+inline constexpr char kNoPermExecKey[] = "no permission to touch the specified keys";
+inline constexpr char kNoPermExecChannel[] = "no permission to access one of the channels used as arguments";
+// redis.call refused by the ACL: "The user executing the script " and one of these.
+inline constexpr char kScriptAclPrefix[] = "The user executing the script ";
+inline constexpr char kAclCantRun[] = "can't run this command or subcommand";
+inline constexpr char kAclCantAccessKeys[] =
+    "can't access at least one of the keys mentioned in the command arguments";
+inline constexpr char kAclCantPublish[] = "can't publish to the channel mentioned in the command";
+
 }  // namespace feedkv::protocol::err

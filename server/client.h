@@ -17,6 +17,7 @@
 namespace feedkv::server {
 
 struct CommandSpec;
+struct AclUser;
 
 struct WatchedKey {
   int db;
@@ -33,6 +34,10 @@ struct Client {
   int db = 0;
   int resp = 2;
   bool authenticated = false;
+  // The ACL user the connection runs as (server/acl.h); null for the server's
+  // own clients (the log applier, a script's client between runs), which may
+  // run anything.
+  AclUser* user = nullptr;
   int64_t created_ms = 0;
   int64_t last_interaction_ms = 0;
 

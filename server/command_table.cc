@@ -62,6 +62,7 @@ CommandTable::CommandTable() {
       ZsetCommands(),       ZsetRangeCommands(),  ZsetPopCommands(),  ZsetAlgebraCommands(),
       FeedCommands(),       FeedReadCommands(),   HashCommands(),     ListCommands(),
       ListPopCommands(),    BitmapCommands(),     ScriptingCommands(), HyperLogLogCommands(), DumpCommands(),
+      AclCommands(),
       BloomCommands(),      SortCommands(),       PubSubCommands(),
       CounterCommands(),    PersistenceCommands(), ClusterCommands(),
       ReplicationCommands(),

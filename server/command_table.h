@@ -85,6 +85,12 @@ enum CommandFlag : uint32_t {
   kSubscribedContext = 1u << 25,
   // May run with no key arguments though it takes keys (EVAL's numkeys 0).
   kNoMandatoryKeys = 1u << 26,
+  // Channel arguments the ACL checks against a user's channel patterns: the
+  // first argument (PUBLISH), every argument (SUBSCRIBE), or every argument
+  // as a pattern, which must equal an allowed pattern (PSUBSCRIBE). Not shown.
+  kChannelFirstArg = 1u << 27,
+  kChannelArgs = 1u << 28,
+  kChannelPatternArgs = 1u << 29,
 };
 
 // What a command does with a key, as Redis 7's key-spec flags (COMMAND
@@ -241,6 +247,7 @@ std::span<const CommandSpec> ListCommands();
 std::span<const CommandSpec> ListPopCommands();
 std::span<const CommandSpec> BitmapCommands();
 std::span<const CommandSpec> ScriptingCommands();
+std::span<const CommandSpec> AclCommands();
 std::span<const CommandSpec> HyperLogLogCommands();
 std::span<const CommandSpec> BloomCommands();
 std::span<const CommandSpec> SortCommands();

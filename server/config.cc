@@ -572,6 +572,15 @@ bool Config::Exists(std::string_view name) const { return Resolve(LowerAscii(nam
 Status Config::SetAtStartup(std::string_view name, std::string_view value) {
   // As Redis reads its config (file, then command line): the first `save`
   // replaces the default points, later ones add theirs; `save ""` clears.
+  if (LowerAscii(name) == "user") {
+    std::vector<std::string> argv;
+    if (!protocol::SplitInlineArgs(value, &argv) || argv.empty()) {
+      return Status::InvalidArgument("'user' needs a username and rules");
+    }
+    argv.insert(argv.begin(), "user");
+    values_.acl_user_lines.push_back(std::move(argv));
+    return Status::OK();
+  }
   const bool save = LowerAscii(name) == "save";
   if (save && save_loaded_ && !value.empty()) {
     std::vector<std::pair<int64_t, int64_t>> more;
@@ -597,6 +606,10 @@ Status Config::LoadFile(const std::string& path) {
       return Status::InvalidArgument(fmt::format("{}:{}: unbalanced quotes", path, lineno));
     }
     if (argv.empty() || argv[0][0] == '#') continue;
+    if (LowerAscii(argv[0]) == "user") {
+      values_.acl_user_lines.push_back(std::move(argv));
+      continue;
+    }
     std::string value;
     for (size_t i = 1; i < argv.size(); i++) value += (i > 1 ? " " : "") + argv[i];
     Status s = SetAtStartup(argv[0], value);

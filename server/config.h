@@ -172,6 +172,9 @@ struct ServerConfig {
   // in feedkv (server/config_compat.cc; docs/configuration.md lists them):
   // name -> the value CONFIG GET shows.
   std::map<std::string, std::string> compat;
+  // "user <name> <rules...>" lines of the config file and command line, in
+  // order, applied once at start-up (Server::LoadAclAtStartup).
+  std::vector<std::vector<std::string>> acl_user_lines;
 };
 
 class Config {

@@ -196,9 +196,9 @@ void Server::Execute(Client& c, std::span<const std::string_view> args) {
   const CommandSpec* spec = table_.Lookup(args, &unknown_sub);
   auto reject = [&](const std::string& msg) {
     CountError(msg);
-    if (spec != nullptr && c.in_multi && spec->name == "exec") {
-      // As Redis's execCommandAbort: a refused EXEC ends the transaction, and
-      // says so (EXECABORT) with the reason.
+    if (spec != nullptr && spec->name == "exec") {
+      // As Redis's rejectCommand/execCommandAbort: a refused EXEC ends the
+      // transaction and says so (EXECABORT) with the reason, even outside MULTI.
       c.in_multi = false;
       c.multi_error = false;
       c.queued.Clear();
@@ -238,10 +238,17 @@ void Server::Execute(Client& c, std::span<const std::string_view> args) {
     reject(protocol::err::kDebugNotAllowed);
     return;
   }
-  if (!c.authenticated && !(spec->flags & kNoAuth)) {
+  if (!c.authenticated && !(spec->flags & kNoAuth) && acl_->DefaultRequiresAuth()) {
     st.rejected_calls++;
     reject(protocol::err::kNoAuth);
     return;
+  }
+  if (c.user != nullptr && !c.user->unrestricted) {
+    if (std::string denied = CheckAcl(c, *spec, args); !denied.empty()) {
+      st.rejected_calls++;
+      reject(denied);
+      return;
+    }
   }
   oom_at_command_start_ = false;
   if (cfg().maxmemory > 0 && !OomAllows(c, *spec)) {

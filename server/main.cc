@@ -62,6 +62,10 @@ int main(int argc, char** argv) {
   if (!server.cfg().pidfile.empty()) {
     std::ofstream(server.cfg().pidfile) << getpid() << "\n";
   }
+  if (feedkv::Status s = server.LoadAclAtStartup(); !s.ok()) {
+    server.Log(3, s.message());
+    return 1;
+  }
   // Subsystems (persistence, ...) attach here, before the first client.
   if (!AttachSubsystems(server)) return 1;
   if (!server.Start()) return 1;

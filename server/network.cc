@@ -33,8 +33,8 @@ bool IsLocalPeer(const boost::asio::ip::address& peer) {
   return peer.is_loopback();
 }
 
-bool ProtectedModeRefuses(const ServerConfig& cfg, bool local_client) {
-  return cfg.protected_mode && cfg.requirepass.empty() && !local_client;
+bool ProtectedModeRefuses(const ServerConfig& cfg, bool default_user_nopass, bool local_client) {
+  return cfg.protected_mode && default_user_nopass && !local_client;
 }
 
 bool OutputBufferOverLimit(const OutputBufferLimit& limit, uint64_t unsent, int64_t now_s,
@@ -60,7 +60,7 @@ Connection::Connection(Server& server, Socket socket, std::string addr, std::str
   client_.local = local;
   client_.fd = socket_.native_handle();
   client_.created_ms = client_.last_interaction_ms = NowMs();
-  client_.authenticated = server.cfg().requirepass.empty();
+  server.SetDefaultAuth(client_);
 }
 
 Connection::~Connection() = default;
@@ -472,7 +472,7 @@ void Listener::Admit(Connection::Socket socket, std::string addr, std::string la
   const char* refusal = nullptr;
   if (static_cast<int64_t>(server_.num_clients()) >= server_.cfg().maxclients) {
     refusal = protocol::err::kMaxClients;
-  } else if (ProtectedModeRefuses(server_.cfg(), local)) {
+  } else if (ProtectedModeRefuses(server_.cfg(), server_.acl().default_user()->nopass, local)) {
     refusal = protocol::err::kProtectedMode;
   }
   if (refusal != nullptr) {

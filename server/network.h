@@ -92,8 +92,9 @@ class Connection : public std::enable_shared_from_this<Connection> {
 bool IsLocalPeer(const boost::asio::ip::address& peer);
 
 // Protected mode: a client that is not local (loopback or Unix socket) is
-// refused while protected-mode is yes and no password is set, as Redis 7.
-bool ProtectedModeRefuses(const ServerConfig& cfg, bool local_client);
+// refused while protected-mode is yes and the default user needs no
+// password, as Redis 7.
+bool ProtectedModeRefuses(const ServerConfig& cfg, bool default_user_nopass, bool local_client);
 
 // Redis's checkClientOutputBufferLimits for `unsent` bytes at unix second
 // `now_s`: over when at or past the hard limit, or at or past the soft limit

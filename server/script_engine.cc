@@ -355,6 +355,7 @@ void ScriptEngine::Run(CommandContext& ctx, const std::string& sha, std::span<co
   client_.db = ctx.client.db;
   client_.resp = 2;
   client_.script_caller = &ctx.client;
+  client_.user = ctx.client.user;
   lua_rawgeti(L, LUA_REGISTRYINDEX, globals_ref_);
   SetArrayGlobal(L, "KEYS", keys);
   SetArrayGlobal(L, "ARGV", argv);
@@ -406,6 +407,7 @@ void ScriptEngine::Run(CommandContext& ctx, const std::string& sha, std::span<co
   run_ = RunState{};
   caller_ = nullptr;
   client_.script_caller = nullptr;
+  client_.user = nullptr;
   client_.out.clear();
 }
 

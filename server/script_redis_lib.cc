@@ -57,6 +57,19 @@ CallOutcome RunCommand(lua_State* L, ScriptEngine& engine, const std::vector<std
     return refuse(protocol::err::kScriptWrongArity);
   }
   if (spec->flags & (kNoScript | kProtected)) return refuse(protocol::err::kScriptNotAllowed);
+  // The caller's ACL user, as Redis's scriptVerifyACL (logged with context "lua").
+  if (const AclUser* user = engine.client().user; user != nullptr && !user->unrestricted) {
+    int idx = 0;
+    AclResult r = server.acl().Check(*user, *spec, argv, &idx);
+    if (r != AclResult::kOk) {
+      std::string object = r == AclResult::kDeniedCommand ? std::string(spec->name) : std::string(argv[idx]);
+      server.LogAclDenial(engine.client(), r, std::move(object), {}, "lua");
+      std::string_view why = r == AclResult::kDeniedKey       ? protocol::err::kAclCantAccessKeys
+                             : r == AclResult::kDeniedChannel ? protocol::err::kAclCantPublish
+                                                              : protocol::err::kAclCantRun;
+      return refuse(std::string(protocol::err::kScriptAclPrefix) + std::string(why));
+    }
+  }
   if (spec->flags & kWrite) {
     if (run.read_only) return refuse(protocol::err::kScriptReadOnly);
     if (server.replica_mode() && !run.caller->from_log) {
@@ -208,22 +221,30 @@ int ReplicateCommands(lua_State* L) {
   return 1;
 }
 
-// Every connection is the default user with every permission (ACL users are a
-// later landing), so a known command is always allowed.
+// Whether the caller's ACL user may run the command with these arguments.
 int AclCheckCmd(lua_State* L) {
   const int argc = lua_gettop(L);
-  bool known = false;
+  const CommandSpec* spec = nullptr;
+  std::vector<std::string> args;
   if (argc >= 1 && lua_type(L, 1) == LUA_TSTRING) {
-    std::vector<std::string> args;
     for (int i = 1; i <= argc; i++) {
-      const char* s = lua_tostring(L, i);
-      args.emplace_back(s != nullptr ? s : "");
+      size_t len = 0;
+      const char* s = lua_tolstring(L, i, &len);
+      args.emplace_back(s != nullptr ? std::string(s, len) : std::string());
     }
     std::vector<std::string_view> argv(args.begin(), args.end());
-    known = EngineOf(L)->server().table().Lookup(argv) != nullptr;
+    spec = EngineOf(L)->server().table().Lookup(argv);
   }
-  if (!known) return RaiseError(L, "Invalid command passed to redis.acl_check_cmd()");
-  lua_pushboolean(L, 1);
+  if (spec == nullptr) return RaiseError(L, "Invalid command passed to redis.acl_check_cmd()");
+  ScriptEngine& engine = *EngineOf(L);
+  const AclUser* user = engine.client().user;
+  bool allowed = true;
+  if (user != nullptr && !user->unrestricted) {
+    std::vector<std::string_view> argv(args.begin(), args.end());
+    int idx = 0;
+    allowed = engine.server().acl().Check(*user, *spec, argv, &idx) == AclResult::kOk;
+  }
+  lua_pushboolean(L, allowed ? 1 : 0);
   return 1;
 }
 

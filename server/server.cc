@@ -42,6 +42,9 @@ Server::Server(boost::asio::io_context& io, Config config)
       start_ms_(NowMs()),
       rng_(std::random_device{}()) {
   command_stats_.resize(table_.size());
+  acl_ = std::make_unique<AclUsers>(table_);
+  acl_->set_pubsub_default_all(config_.ValueOf("acl-pubsub-default") == "allchannels");
+  acl_->SetDefaultPassword(cfg().requirepass);
   scripts_ = std::make_unique<ScriptEngine>(*this);
   dataset_.SetAccessClock(&access_clock_);
   dataset_.SetExpireHook([this](Database& db, std::string_view key) {
@@ -60,6 +63,10 @@ Server::Server(boost::asio::io_context& io, Config config)
     }
     if (name == "maxmemory" || name == "maxmemory-policy") evictor_.OnLimitChanged();
     if (name == "notify-keyspace-events") ApplyKeyspaceEvents();
+    if (name == "requirepass") acl_->SetDefaultPassword(cfg().requirepass);
+    if (name == "acl-pubsub-default") {
+      acl_->set_pubsub_default_all(config_.ValueOf("acl-pubsub-default") == "allchannels");
+    }
     for (const auto& hook : config_hooks_) hook(name);
   });
   static const char kHex[] = "0123456789abcdef";

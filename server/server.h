@@ -25,6 +25,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "server/acl.h"
 #include "server/client.h"
 #include "server/command_table.h"
 #include "server/config.h"
@@ -152,6 +153,34 @@ class Server {
   const ServerConfig& cfg() const { return config_.values(); }
   const CommandTable& table() const { return table_; }
   ServerStats& stats() { return stats_; }
+
+  // ACL users (server/acl.h); what the server does with them is in
+  // server/acl_enforcement.cc.
+  AclUsers& acl() { return *acl_; }
+  // Loads the config file's "user" lines or the aclfile, as Redis's
+  // ACLLoadUsersAtStartup (both at once is an error). Called once, before
+  // clients connect.
+  Status LoadAclAtStartup();
+  // Redis's clientSetDefaultAuth: the default user, authenticated when it
+  // needs no password.
+  void SetDefaultAuth(Client& c);
+  // Whether `c` may run `spec` with `argv`; on a refusal logs it in the ACL
+  // log (context "toplevel" or "multi") and returns the error text.
+  std::string CheckAcl(Client& c, const CommandSpec& spec, std::span<const std::string_view> argv,
+                       std::string_view context = {});
+  // An ACL LOG entry for `c` (the script's caller for the script client).
+  // `username` empty: c's user; `context` empty: "multi" or "toplevel".
+  void LogAclDenial(const Client& c, AclResult reason, std::string object,
+                    std::string_view username = {}, std::string_view context = {});
+  // Moves every client of `u` to the default user, unauthenticated, and
+  // closes it (`current` after its reply), as ACL DELUSER does.
+  void DisconnectUser(AclUser* u, Client* current);
+  // After ACL SETUSER: closes u's subscribed clients whose channels the new
+  // rules no longer allow (old_channels: the user's patterns before).
+  void DisconnectRevokedSubscribers(const AclUser& u, const std::vector<std::string>& old_channels,
+                                    Client* current);
+  Status ReloadAclFile(const std::string& path, Client* current);
+  Status SaveAclFile(const std::string& path);
 
   Dataset& dataset() { return dataset_; }
   Database& db(int i) { return dataset_.db(i); }
@@ -378,6 +407,7 @@ class Server {
   boost::asio::io_context& io_;
   Config config_;
   CommandTable table_;
+  std::unique_ptr<AclUsers> acl_;  // reads table_
   AccessClock access_clock_;  // stamps every database's keys (OBJECT IDLETIME/FREQ)
   Dataset dataset_;
   Journal journal_;

@@ -4,6 +4,8 @@
 
 #include "protocol/error_text.h"
 #include "server/command_context.h"
+#include "server/acl.h"
+#include "server/commands/client_info.h"
 #include "server/commands/client_tracking.h"
 #include "server/network.h"
 #include "server/server.h"
@@ -34,14 +36,17 @@ void Ping(CommandContext& ctx) {
 
 void Echo(CommandContext& ctx) { ctx.reply.Bulk(ctx.arg(1)); }
 
-bool CheckPassword(CommandContext& ctx, std::string_view user, std::string_view pass) {
-  const std::string& required = ctx.server.cfg().requirepass;
-  if (required.empty()) {
-    // Redis: the default user has no password; AUTH with one user arg fails.
-    if (user == "default" || user.empty()) return true;
+// AUTH and HELLO AUTH: logs a failure in the ACL log (object: the command
+// as typed), as Redis's ACLAuthenticateUser.
+bool Authenticate(CommandContext& ctx, std::string_view user, std::string_view pass) {
+  AclUser* u = ctx.server.acl().Authenticate(user, pass);
+  if (u == nullptr) {
+    ctx.server.LogAclDenial(ctx.client, AclResult::kDeniedAuth, std::string(ctx.arg(0)), user);
     return false;
   }
-  return (user.empty() || user == "default") && pass == required;
+  ctx.client.user = u;
+  ctx.client.authenticated = true;
+  return true;
 }
 
 void Auth(CommandContext& ctx) {
@@ -49,17 +54,16 @@ void Auth(CommandContext& ctx) {
     ctx.SyntaxError();
     return;
   }
-  std::string_view user = ctx.argc() == 3 ? ctx.arg(1) : "";
-  std::string_view pass = ctx.argc() == 3 ? ctx.arg(2) : ctx.arg(1);
-  if (ctx.argc() == 2 && ctx.server.cfg().requirepass.empty()) {
+  if (ctx.argc() == 2 && ctx.server.acl().default_user()->nopass) {
     ctx.Error(protocol::err::kAuthNotConfigured);
     return;
   }
-  if (!CheckPassword(ctx, user, pass) || (ctx.argc() == 3 && ctx.server.cfg().requirepass.empty() && user != "default")) {
+  std::string_view user = ctx.argc() == 3 ? ctx.arg(1) : "default";
+  std::string_view pass = ctx.argc() == 3 ? ctx.arg(2) : ctx.arg(1);
+  if (!Authenticate(ctx, user, pass)) {
     ctx.Error(protocol::err::kWrongPass);
     return;
   }
-  ctx.client.authenticated = true;
   ctx.reply.Ok();
 }
 
@@ -102,14 +106,10 @@ void Hello(CommandContext& ctx) {
   bool has_setname = false;
   for (; i < ctx.argc(); i++) {
     if (EqualsIgnoreCase(ctx.arg(i), "AUTH") && i + 2 < ctx.argc()) {
-      std::string_view user = ctx.arg(i + 1), pass = ctx.arg(i + 2);
-      bool ok = ctx.server.cfg().requirepass.empty() ? user == "default"
-                                                     : CheckPassword(ctx, user, pass);
-      if (!ok) {
+      if (!Authenticate(ctx, ctx.arg(i + 1), ctx.arg(i + 2))) {
         ctx.Error(protocol::err::kWrongPass);
         return;
       }
-      ctx.client.authenticated = true;
       i += 2;
     } else if (EqualsIgnoreCase(ctx.arg(i), "SETNAME") && i + 1 < ctx.argc()) {
       setname = std::string(ctx.arg(i + 1));
@@ -120,7 +120,7 @@ void Hello(CommandContext& ctx) {
       return;
     }
   }
-  if (!ctx.client.authenticated) {
+  if (!ctx.client.authenticated && ctx.server.acl().DefaultRequiresAuth()) {
     ctx.Error("NOAUTH HELLO must be called with the client already authenticated, otherwise "
               "the HELLO <proto> AUTH <user> <pass> option can be used to authenticate the "
               "client and select the RESP protocol version at the same time");
@@ -167,12 +167,14 @@ void Reset(CommandContext& ctx) {
     ctx.server.RemoveMonitor(&c);
     c.monitor = false;
   }
-  c.authenticated = ctx.server.cfg().requirepass.empty();
+  ctx.server.SetDefaultAuth(c);
   ctx.reply = protocol::ReplyWriter(&c.out, 2);
   ctx.reply.Simple("RESET");
 }
 
 void OkReply(CommandContext& ctx) { ctx.reply.Ok(); }
+
+}  // namespace
 
 std::string ClientInfoLine(const Server& server, const Client& c) {
   int64_t now = NowMs();
@@ -192,17 +194,20 @@ std::string ClientInfoLine(const Server& server, const Client& c) {
   return fmt::format(
       "id={} addr={} laddr={} fd={} name={} age={} idle={} flags={} db={} sub={} psub={} ssub={} "
       "multi={} qbuf={} qbuf-free={} argv-mem=0 multi-mem=0 rbs=16384 rbp=0 obl=0 oll=0 omem={} "
-      "tot-mem={} events=r cmd={} user=default redir={} resp={} lib-name={} lib-ver={}",
+      "tot-mem={} events=r cmd={} user={} redir={} resp={} lib-name={} lib-ver={}",
       c.id, c.addr, c.laddr, c.fd, c.name, (now - c.created_ms) / 1000,
       (now - c.last_interaction_ms) / 1000, flags, c.db, c.channels.size(), c.patterns.size(),
       c.shard_channels.size(),
       c.in_multi ? static_cast<int64_t>(c.queued.size()) : -1, c.query_buffer_size,
       c.query_buffer_free, c.out.size(),
       c.out.capacity() + 1024, c.last_command == nullptr ? std::string_view("NULL") : c.last_command->name,
+      c.user != nullptr ? std::string_view(c.user->name) : std::string_view("default"),
       c.tracking.on ? static_cast<int64_t>(c.tracking.redirect) : -1, c.resp,
       c.lib_name, c.lib_ver);
   (void)server;
 }
+
+namespace {
 
 // Redis's client types (CLIENT LIST TYPE, CLIENT KILL TYPE), as its
 // getClientType (a MONITOR is a normal client).
@@ -374,8 +379,7 @@ void ClientCmd(CommandContext& ctx) {
           return;
         }
       }
-      // The only user until ACL users exist (issue 17) is "default".
-      if (EqualsIgnoreCase(ctx.arg(i), "USER") && ctx.arg(i + 1) != "default") {
+      if (EqualsIgnoreCase(ctx.arg(i), "USER") && ctx.server.acl().Find(ctx.arg(i + 1)) == nullptr) {
         ctx.Error(fmt::format(protocol::err::kNoSuchUser, ctx.arg(i + 1)));
         return;
       }
@@ -397,7 +401,7 @@ void ClientCmd(CommandContext& ctx) {
           } else if (EqualsIgnoreCase(k, "LADDR")) {
             match &= o.laddr == v;
           } else if (EqualsIgnoreCase(k, "USER")) {
-            match &= v == "default";
+            match &= o.user != nullptr && o.user->name == v;
           } else if (EqualsIgnoreCase(k, "SKIPME")) {
             skipme = EqualsIgnoreCase(v, "yes");
           } else if (EqualsIgnoreCase(k, "TYPE")) {

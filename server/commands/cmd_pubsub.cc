@@ -147,14 +147,14 @@ const SubcommandSpec kPubsubSubs[] = {
 };
 
 const CommandSpec kCommands[] = {
-    {"subscribe", -2, kSub, 0, 0, 0, Subscribe, "Listens for messages published to channels.", "pubsub"},
+    {"subscribe", -2, kSub | kChannelArgs, 0, 0, 0, Subscribe, "Listens for messages published to channels.", "pubsub"},
     {"unsubscribe", -1, kSub, 0, 0, 0, Unsubscribe, "Stops listening to messages posted to channels.", "pubsub"},
-    {"psubscribe", -2, kSub, 0, 0, 0, PSubscribe, "Listens for messages published to channels that match one or more patterns.", "pubsub"},
+    {"psubscribe", -2, kSub | kChannelPatternArgs, 0, 0, 0, PSubscribe, "Listens for messages published to channels that match one or more patterns.", "pubsub"},
     {"punsubscribe", -1, kSub, 0, 0, 0, PUnsubscribe, "Stops listening to messages published to channels that match one or more patterns.", "pubsub"},
-    {"ssubscribe", -2, kSub, 1, -1, 1, SSubscribe, "Listens for messages published to shard channels.", "pubsub", {}, {kKeyNotKey}},
+    {"ssubscribe", -2, kSub | kChannelArgs, 1, -1, 1, SSubscribe, "Listens for messages published to shard channels.", "pubsub", {}, {kKeyNotKey}},
     {"sunsubscribe", -1, kSub, 1, -1, 1, SUnsubscribe, "Stops listening to messages posted to shard channels.", "pubsub", {}, {kKeyNotKey}},
-    {"publish", 3, kPubSub | kLoading | kStale | kFast | kMayReplicate, 0, 0, 0, Publish, "Posts a message to a channel.", "pubsub"},
-    {"spublish", 3, kPubSub | kLoading | kStale | kFast | kMayReplicate, 1, 1, 1, SPublish, "Post a message to a shard channel", "pubsub", {}, {kKeyNotKey}},
+    {"publish", 3, kChannelFirstArg | kPubSub | kLoading | kStale | kFast | kMayReplicate, 0, 0, 0, Publish, "Posts a message to a channel.", "pubsub"},
+    {"spublish", 3, kChannelFirstArg | kPubSub | kLoading | kStale | kFast | kMayReplicate, 1, 1, 1, SPublish, "Post a message to a shard channel", "pubsub", {}, {kKeyNotKey}},
     {"pubsub", -2, kInfo, 0, 0, 0, Pubsub, "A container for Pub/Sub commands.", "pubsub", kPubsubSubs},
 };
 

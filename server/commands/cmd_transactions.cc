@@ -2,6 +2,9 @@
 // MULTI are queued by Server::Execute (all but kTxControl rows) and run here, in
 // one go, so they are atomic like everything on the command thread. Their
 // changes reach the AOF as one batch.
+#include <fmt/format.h>
+
+#include "protocol/error_text.h"
 #include "server/command_context.h"
 #include "server/server.h"
 
@@ -60,6 +63,22 @@ void Exec(CommandContext& ctx) {
   ctx.server.UnwatchAll(c);
   ctx.reply.ArrayHeader(queued.size());
   queued.Drain([&](const CommandSpec& spec, std::span<const std::string_view> argv) {
+    // The ACL is checked again: the user's rules may have changed since queueing.
+    if (c.user != nullptr && !c.user->unrestricted) {
+      int idx = 0;
+      AclResult r = ctx.server.acl().Check(*c.user, spec, argv, &idx);
+      if (r != AclResult::kOk) {
+        std::string object = r == AclResult::kDeniedCommand ? std::string(spec.name) : std::string(argv[idx]);
+        ctx.server.LogAclDenial(c, r, std::move(object), {}, "multi");
+        std::string_view why = r == AclResult::kDeniedKey       ? protocol::err::kNoPermExecKey
+                               : r == AclResult::kDeniedChannel ? protocol::err::kNoPermExecChannel
+                                                                : protocol::err::kNoPermExecCommand;
+        const std::string msg = fmt::format(protocol::err::kNoPermExec, why);
+        ctx.reply.Error(msg);
+        ctx.server.CountError(msg);
+        return;
+      }
+    }
     ctx.server.Call(c, spec, argv);
   });
 }

@@ -31,7 +31,7 @@ class CommandTest : public ::testing::Test {
     server_ = std::make_unique<Server>(io_, std::move(config));
     client_ = Client{};
     client_.id = server_->NextClientId();
-    client_.authenticated = server_->cfg().requirepass.empty();
+    server_->SetDefaultAuth(client_);
   }
 
   std::string Run(const std::vector<std::string>& args) { return RunAs(client_, args); }

@@ -85,13 +85,12 @@ TEST(ProtectedModeTest, RefusesOnlyNonLocalClientsWithoutPassword) {
   ServerConfig cfg;
   EXPECT_TRUE(cfg.protected_mode);  // the default, as Redis
   EXPECT_EQ(Config().Get("protected-mode")[0].second, "yes");
-  EXPECT_TRUE(ProtectedModeRefuses(cfg, /*local_client=*/false));
-  EXPECT_FALSE(ProtectedModeRefuses(cfg, /*local_client=*/true));
-  cfg.requirepass = "pw";
-  EXPECT_FALSE(ProtectedModeRefuses(cfg, false));
-  cfg.requirepass.clear();
+  EXPECT_TRUE(ProtectedModeRefuses(cfg, /*default_user_nopass=*/true, /*local_client=*/false));
+  EXPECT_FALSE(ProtectedModeRefuses(cfg, true, /*local_client=*/true));
+  // A password on the default user (requirepass or ACL SETUSER default >pw).
+  EXPECT_FALSE(ProtectedModeRefuses(cfg, /*default_user_nopass=*/false, false));
   cfg.protected_mode = false;
-  EXPECT_FALSE(ProtectedModeRefuses(cfg, false));
+  EXPECT_FALSE(ProtectedModeRefuses(cfg, true, false));
 }
 
 TEST(ProtectedModeTest, OnlyLoopbackPeersAreLocal) {
@@ -109,8 +108,8 @@ TEST(ProtectedModeTest, OnlyLoopbackPeersAreLocal) {
   EXPECT_FALSE(local("::2"));
   EXPECT_FALSE(local("fe80::1"));
   ServerConfig cfg;  // protected mode on, no password
-  EXPECT_TRUE(ProtectedModeRefuses(cfg, local("192.0.2.1")));
-  EXPECT_FALSE(ProtectedModeRefuses(cfg, local("127.0.0.1")));
+  EXPECT_TRUE(ProtectedModeRefuses(cfg, true, local("192.0.2.1")));
+  EXPECT_FALSE(ProtectedModeRefuses(cfg, true, local("127.0.0.1")));
 }
 
 class DebugCommandTest : public CommandTest {};
