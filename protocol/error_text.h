@@ -292,6 +292,8 @@ inline constexpr char kNoScript[] = "NOSCRIPT No matching script. Please use EVA
 inline constexpr char kNotBusy[] = "NOTBUSY No scripts in execution right now.";
 inline constexpr char kBusyScript[] =
     "BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE.";
+inline constexpr char kBusyFunction[] =
+    "BUSY Redis is busy running a script. You can only call FUNCTION KILL or SHUTDOWN NOSAVE.";
 inline constexpr char kUnkillable[] =
     "UNKILLABLE Sorry the script already executed write commands against the dataset. You can either "
     "wait the script termination or kill the server in a hard way using the SHUTDOWN NOSAVE command.";

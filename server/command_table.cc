@@ -62,7 +62,7 @@ CommandTable::CommandTable() {
       ZsetCommands(),       ZsetRangeCommands(),  ZsetPopCommands(),  ZsetAlgebraCommands(),
       FeedCommands(),       FeedReadCommands(),   HashCommands(),     ListCommands(),
       ListPopCommands(),    BitmapCommands(),     ScriptingCommands(), HyperLogLogCommands(), DumpCommands(),
-      AclCommands(),
+      AclCommands(),        FunctionCommands(),
       BloomCommands(),      SortCommands(),       PubSubCommands(),
       CounterCommands(),    PersistenceCommands(), ClusterCommands(),
       ReplicationCommands(),
@@ -108,6 +108,7 @@ CommandTable::CommandTable() {
           full, sub.arity, sub.flags, sub.first_key, sub.last_key, sub.key_step,
           container.handler, sub.summary, container.group});
       row.key_flags = sub.key_flags;
+      row.secret_arg = sub.secret_arg;
       row.parent = &container;
       row.id = static_cast<uint32_t>(rows_.size() - 1);
       container.sub_rows = std::span<const CommandSpec>(&rows_[first], rows_.size() - first);

@@ -121,6 +121,10 @@ struct KeyFlags {
   uint16_t rest = 0;  // 0: as the first
 };
 
+// Whether argv[i] is a secret (a password): SLOWLOG and MONITOR show
+// "(redacted)" in its place, as Redis's redactClientCommandArgument.
+using SecretArgFn = bool (*)(std::span<const std::string_view> argv, size_t i);
+
 // One subcommand of a container, as declared by its family. Arity counts
 // the container's name too (CONFIG GET pattern: -3), as in Redis; key
 // positions likewise (OBJECT ENCODING key: 2,2,1).
@@ -133,6 +137,7 @@ struct SubcommandSpec {
   int last_key = 0;
   int key_step = 0;
   KeyFlags key_flags = {};
+  SecretArgFn secret_arg = nullptr;
 };
 
 struct CommandSpec {
@@ -164,6 +169,8 @@ struct CommandSpec {
   // Redis's getkeys_proc), appended after the declared ones with key_flags.rest.
   // Such a row is "movablekeys"; COMMAND INFO gives an "unknown" key spec for them.
   std::vector<int> (*more_keys)(std::span<const std::string_view> argv) = nullptr;
+  // Non-null: which arguments are secrets (AUTH's password).
+  SecretArgFn secret_arg = nullptr;
 
   // Filled in by CommandTable (zero in a family's declaration).
   const CommandSpec* parent = nullptr;  // the container, for a subcommand row
@@ -248,6 +255,7 @@ std::span<const CommandSpec> ListPopCommands();
 std::span<const CommandSpec> BitmapCommands();
 std::span<const CommandSpec> ScriptingCommands();
 std::span<const CommandSpec> AclCommands();
+std::span<const CommandSpec> FunctionCommands();
 std::span<const CommandSpec> HyperLogLogCommands();
 std::span<const CommandSpec> BloomCommands();
 std::span<const CommandSpec> SortCommands();

@@ -204,7 +204,7 @@ void Server::Execute(Client& c, std::span<const std::string_view> args) {
       c.queued.Clear();
       UnwatchAll(c);
       w.Error(fmt::format("EXECABORT Transaction discarded because of: {}", msg));
-      if (!monitors_.empty()) FeedMonitors(c, args);
+      if (!monitors_.empty()) FeedMonitors(c, args, spec);
       return;
     }
     w.Error(msg);
@@ -282,7 +282,7 @@ void Server::Execute(Client& c, std::span<const std::string_view> args) {
   // A script running past busy-reply-threshold: only allow-busy rows run.
   if (scripts_->busy() && !(spec->flags & kAllowBusy)) {
     st.rejected_calls++;
-    reject(protocol::err::kBusyScript);
+    reject(scripts_->running_function() ? protocol::err::kBusyFunction : protocol::err::kBusyScript);
     return;
   }
   // A RESP2 connection that is subscribed can only (un)subscribe, PING, QUIT or RESET.
@@ -441,7 +441,7 @@ bool Server::Call(Client& c, const CommandSpec& called, std::span<const std::str
   call_depth_--;
   // As Redis 7: after the command ran, so EXEC follows the commands it ran;
   // admin commands (CONFIG, MONITOR, ...) are never shown.
-  if (!monitors_.empty() && !(spec.flags & (kSkipMonitor | kAdmin)) && !from_log) FeedMonitors(c, args);
+  if (!monitors_.empty() && !(spec.flags & (kSkipMonitor | kAdmin)) && !from_log) FeedMonitors(c, args, &spec);
   const bool count = (flags & kCallNoStats) == 0;
   if (count) {
     st.calls++;
@@ -515,6 +515,10 @@ bool Server::Call(Client& c, const CommandSpec& called, std::span<const std::str
         e.args.push_back(fmt::format("... ({} more arguments)", args.size() - 31));
         break;
       }
+      if (spec.secret_arg != nullptr && spec.secret_arg(args, i)) {
+        e.args.emplace_back("(redacted)");
+        continue;
+      }
       std::string a(args[i].substr(0, 128));
       if (args[i].size() > 128) a += fmt::format("... ({} more bytes)", args[i].size() - 128);
       e.args.push_back(std::move(a));
@@ -586,10 +590,13 @@ void Server::ScheduleSeal() {
   });
 }
 
-void Server::FeedMonitors(const Client& c, std::span<const std::string_view> args) {
+void Server::FeedMonitors(const Client& c, std::span<const std::string_view> args, const CommandSpec* spec) {
   int64_t us = NowUs();
   std::string line = fmt::format("{}.{:06d} [{} {}]", us / 1000000, us % 1000000, c.db, c.addr);
-  for (auto a : args) line += " " + Repr(a);
+  for (size_t i = 0; i < args.size(); i++) {
+    const bool secret = spec != nullptr && spec->secret_arg != nullptr && spec->secret_arg(args, i);
+    line += " " + (secret ? std::string("\"(redacted)\"") : Repr(args[i]));
+  }
   for (Client* m : monitors_) {
     protocol::ReplyWriter w(&m->out, m->resp);
     w.Simple(line);

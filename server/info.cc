@@ -90,16 +90,18 @@ void Memory(Server& s, std::string* o) {
       "allocator_allocated:{}\r\nallocator_active:{}\r\nallocator_resident:{}\r\n"
       "total_system_memory:{}\r\ntotal_system_memory_human:{}\r\n"
       "used_memory_lua:{}\r\nused_memory_vm_eval:{}\r\nused_memory_lua_human:{}\r\n"
-      "used_memory_scripts_eval:{}\r\nnumber_of_cached_scripts:{}\r\nnumber_of_functions:0\r\n"
-      "number_of_libraries:0\r\nused_memory_vm_functions:0\r\nused_memory_vm_total:{}\r\n"
-      "used_memory_vm_total_human:{}\r\nused_memory_functions:0\r\nused_memory_scripts:{}\r\n"
+      "used_memory_scripts_eval:{}\r\nnumber_of_cached_scripts:{}\r\nnumber_of_functions:{}\r\n"
+      "number_of_libraries:{}\r\nused_memory_vm_functions:0\r\nused_memory_vm_total:{}\r\n"
+      "used_memory_vm_total_human:{}\r\nused_memory_functions:{}\r\nused_memory_scripts:{}\r\n"
       "used_memory_scripts_human:{}\r\nmaxmemory:{}\r\n"
       "maxmemory_human:{}\r\nmaxmemory_policy:{}\r\n",
       used, BytesToHuman(used), rss, BytesToHuman(rss), peak, BytesToHuman(peak),
       peak ? 100.0 * used / peak : 0.0, used - dataset, dataset, used ? 100.0 * dataset / used : 0.0,
       al.allocated, al.active, al.resident, total, BytesToHuman(total), lua, lua, BytesToHuman(lua),
-      scripts.scripts_memory(), scripts.num_scripts(), lua, BytesToHuman(lua), scripts.scripts_memory(),
-      BytesToHuman(scripts.scripts_memory()), s.cfg().maxmemory,
+      scripts.scripts_memory(), scripts.num_scripts(), scripts.num_functions(), scripts.libraries().size(),
+      lua, BytesToHuman(lua), scripts.functions_memory(),
+      scripts.scripts_memory() + scripts.functions_memory(),
+      BytesToHuman(scripts.scripts_memory() + scripts.functions_memory()), s.cfg().maxmemory,
       BytesToHuman(s.cfg().maxmemory), s.cfg().maxmemory_policy);
   // Redis's fragmentation figures: live blocks -> their pages -> the
   // allocator's resident mappings -> the process's RSS.

@@ -4,6 +4,7 @@
 
 #include "server/log_applier.h"
 #include "server/persistence.h"
+#include "server/script_engine.h"
 
 #include "server/cold_tier.h"
 #include "storage/aof_reader.h"
@@ -150,6 +151,16 @@ Status Persistence::LoadSnapshot(const std::string& path, rdb::Header* h) {
     return s;
   }
   data.Adopt(*loader);
+  // The snapshot's function libraries replace the server's, as Redis's rdbLoad.
+  ScriptEngine& scripts = server_.scripts();
+  scripts.FlushLibraries();
+  for (const std::string& code : loader->function_libraries()) {
+    std::string name, error;
+    if (!scripts.LoadLibrary(code, false, &name, &error)) {
+      data.Clear();
+      return Status::Corruption(fmt::format("function library in {} does not load: {}", path, error));
+    }
+  }
   if (ColdTier* cold = server_.cold_tier()) {
     s = cold->AttachLoaded(*h);
     if (!s.ok()) {

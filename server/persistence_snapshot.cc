@@ -16,6 +16,7 @@
 #include "server/cold_tier.h"
 #include "server/job_thread.h"
 #include "server/persistence.h"
+#include "server/script_engine.h"
 #include "server/startup.h"
 #include "storage/rdb_writer.h"
 
@@ -30,6 +31,7 @@ rdb::SnapshotSource Persistence::Source(const rdb::Header& h) {
              {"ctime", std::to_string(h.ctime_ms / 1000)},
              {"used-mem", std::to_string(server_.UsedMemory())}};
   server_.dataset().AddTo(&src);
+  src.function_libraries = server_.scripts().LibraryCodes();
   return src;
 }
 

@@ -131,14 +131,19 @@ int ErrorHandler(lua_State* L) {
   return 1;
 }
 
+}  // namespace
+
 // The engine whose script is running (one at a time: scripts never nest).
 ScriptEngine* g_running = nullptr;
+
+namespace {
 
 // Every 100,000 instructions: a script past busy-reply-threshold lets other
 // clients in (they get -BUSY) and stops if SCRIPT KILL or SHUTDOWN asked.
 void CountHook(lua_State* L, lua_Debug*) {
   if (g_running == nullptr || !g_running->CheckBusy()) return;
-  PushErrorTable(L, std::string("-") + protocol::err::kScriptKilled);
+  PushErrorTable(L, g_running->loading() ? std::string("FUNCTION LOAD timeout")
+                                         : std::string("-") + protocol::err::kScriptKilled);
   lua_error(L);
 }
 
@@ -149,6 +154,23 @@ void OpenLibrary(lua_State* L, lua_CFunction open, const char* name) {
 }
 
 }  // namespace
+
+bool ApplyScriptFlag(std::string_view flag, ScriptFlags* flags) {
+  if (flag == "no-writes") {
+    flags->no_writes = true;
+  } else if (flag == "allow-oom") {
+    flags->allow_oom = true;
+  } else if (flag == "allow-stale") {
+    flags->allow_stale = true;
+  } else if (flag == "no-cluster") {
+    flags->no_cluster = true;
+  } else if (flag == "allow-cross-slot-keys") {
+    flags->allow_cross_slot_keys = true;
+  } else {
+    return false;
+  }
+  return true;
+}
 
 bool ParseShebang(std::string_view body, ScriptFlags* flags, std::string* error) {
   *flags = ScriptFlags{};
@@ -175,17 +197,7 @@ bool ParseShebang(std::string_view body, ScriptFlags* flags, std::string* error)
     while (!list.empty()) {
       std::string_view f = list.substr(0, list.find(','));
       list.remove_prefix(std::min(list.size(), f.size() + 1));
-      if (f == "no-writes") {
-        flags->no_writes = true;
-      } else if (f == "allow-oom") {
-        flags->allow_oom = true;
-      } else if (f == "allow-stale") {
-        flags->allow_stale = true;
-      } else if (f == "no-cluster") {
-        flags->no_cluster = true;
-      } else if (f == "allow-cross-slot-keys") {
-        flags->allow_cross_slot_keys = true;
-      } else {
+      if (!ApplyScriptFlag(f, flags)) {
         *error = fmt::format("ERR Unexpected flag in script shebang: {}", f);
         return false;
       }
@@ -260,6 +272,36 @@ void ScriptEngine::Open() {
 
   lua_newtable(L);
   scripts_ref_ = luaL_ref(L, LUA_REGISTRYINDEX);
+  // Functions: callbacks by name, and what a library's code sees while it
+  // loads (server/script_functions.cc): a `redis` with register_function, log
+  // and the constants only (anything else is an error, as Redis), in front of
+  // the globals.
+  lua_newtable(L);
+  functions_ref_ = luaL_ref(L, LUA_REGISTRYINDEX);
+  lua_newtable(L);                                   // B
+  lua_newtable(L);                                   // B, T
+  lua_pushlightuserdata(L, this);
+  lua_pushcclosure(L, RegisterFunctionLua, 1);
+  lua_setfield(L, -2, "register_function");
+  lua_getglobal(L, "redis");
+  for (const char* name : {"log", "LOG_DEBUG", "LOG_VERBOSE", "LOG_NOTICE", "LOG_WARNING", "REDIS_VERSION",
+                           "REDIS_VERSION_NUM"}) {
+    lua_getfield(L, -1, name);
+    lua_setfield(L, -3, name);
+  }
+  lua_pop(L, 1);
+  lua_newtable(L);
+  lua_pushcfunction(L, MissingGlobal);
+  lua_setfield(L, -2, "__index");
+  lua_pushcfunction(L, ReadonlyError);
+  lua_setfield(L, -2, "__newindex");
+  lua_setmetatable(L, -2);
+  lua_setfield(L, -2, "redis");                      // B.redis = T
+  lua_newtable(L);
+  lua_pushvalue(L, LUA_GLOBALSINDEX);
+  lua_setfield(L, -2, "__index");
+  lua_setmetatable(L, -2);
+  load_api_ref_ = luaL_ref(L, LUA_REGISTRYINDEX);
   lua_pushcfunction(L, ErrorHandler);
   handler_ref_ = luaL_ref(L, LUA_REGISTRYINDEX);
   lua_sethook(L, CountHook, LUA_MASKCOUNT, 100000);
@@ -275,14 +317,19 @@ void ScriptEngine::Close() {
 void ScriptEngine::Flush() {
   Close();
   Open();
+  ReloadLibraries();
 }
 
 size_t ScriptEngine::lua_memory() const {
   return static_cast<size_t>(lua_gc(L_, LUA_GCCOUNT, 0)) * 1024 + static_cast<size_t>(lua_gc(L_, LUA_GCCOUNTB, 0));
 }
 
+int64_t ScriptEngine::running_ms() const { return (MonotonicClock::NowNs() - start_ns_) / 1000000; }
+
 bool ScriptEngine::CheckBusy() {
   const int64_t now = MonotonicClock::NowNs();
+  // A library's code gets half a second to register its functions, as Redis.
+  if (loading_) return now > load_deadline_ns_;
   if (busy_after_ms_ <= 0 || (now - start_ns_) / 1000000 < busy_after_ms_) return false;
   if (!busy_) {
     busy_ = true;
@@ -350,25 +397,51 @@ void SetArrayGlobal(lua_State* L, const char* name, std::span<const std::string_
 void ScriptEngine::Run(CommandContext& ctx, const std::string& sha, std::span<const std::string_view> keys,
                        std::span<const std::string_view> argv, bool read_only) {
   const ScriptFlags& flags = scripts_.at(sha);
+  Execute(ctx, sha, read_only || flags.no_writes, flags.allow_oom, false, [&](lua_State* L) {
+    lua_rawgeti(L, LUA_REGISTRYINDEX, globals_ref_);
+    SetArrayGlobal(L, "KEYS", keys);
+    SetArrayGlobal(L, "ARGV", argv);
+    lua_pop(L, 1);
+    lua_rawgeti(L, LUA_REGISTRYINDEX, scripts_ref_);
+    lua_getfield(L, -1, sha.c_str());
+    lua_remove(L, -2);
+    return 0;
+  });
+}
+
+void ScriptEngine::RunFunction(CommandContext& ctx, const FunctionInfo& f, std::span<const std::string_view> keys,
+                               std::span<const std::string_view> argv, bool read_only) {
+  // The function gets KEYS and ARGV as its two arguments, not as globals.
+  Execute(ctx, f.name, read_only || f.flags.no_writes, f.flags.allow_oom, true, [&](lua_State* L) {
+    lua_rawgeti(L, LUA_REGISTRYINDEX, functions_ref_);
+    lua_getfield(L, -1, f.name.c_str());
+    lua_remove(L, -2);
+    for (auto items : {keys, argv}) {
+      lua_createtable(L, static_cast<int>(items.size()), 0);
+      for (size_t i = 0; i < items.size(); i++) {
+        lua_pushlstring(L, items[i].data(), items[i].size());
+        lua_rawseti(L, -2, static_cast<int>(i + 1));
+      }
+    }
+    return 2;
+  });
+}
+
+void ScriptEngine::Execute(CommandContext& ctx, const std::string& sha, bool read_only, bool allow_oom,
+                           bool function, const std::function<int(lua_State*)>& push) {
   lua_State* L = L_;
-  run_ = RunState{&ctx, sha, read_only || flags.no_writes, flags.allow_oom, false, 2};
+  run_ = RunState{&ctx, sha, read_only, allow_oom, false, 2, function};
   client_.db = ctx.client.db;
   client_.resp = 2;
   client_.script_caller = &ctx.client;
   client_.user = ctx.client.user;
-  lua_rawgeti(L, LUA_REGISTRYINDEX, globals_ref_);
-  SetArrayGlobal(L, "KEYS", keys);
-  SetArrayGlobal(L, "ARGV", argv);
-  lua_pop(L, 1);
   lua_rawgeti(L, LUA_REGISTRYINDEX, handler_ref_);
-  lua_rawgeti(L, LUA_REGISTRYINDEX, scripts_ref_);
-  lua_getfield(L, -1, sha.c_str());
-  lua_remove(L, -2);
+  const int nargs = push(L);
   caller_ = &ctx.client;
   start_ns_ = MonotonicClock::NowNs();
   busy_after_ms_ = std::strtoll(server_.config().ValueOf("busy-reply-threshold").c_str(), nullptr, 10);
   g_running = this;
-  const int rc = lua_pcall(L, 0, 1, -2);
+  const int rc = lua_pcall(L, nargs, 1, -2 - nargs);
   g_running = nullptr;
   if (busy_) {
     busy_ = false;

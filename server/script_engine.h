@@ -19,11 +19,14 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
+#include <map>
 #include <memory>
 #include <span>
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <vector>
 
 #include "server/client.h"
 
@@ -42,6 +45,23 @@ struct ScriptFlags {
   bool allow_stale = false;
   bool no_cluster = false;
   bool allow_cross_slot_keys = false;
+};
+
+// A function of a library (FUNCTION LOAD): its name, description and flags
+// (the same flags as a script's shebang; a function always declares them).
+struct FunctionInfo {
+  std::string name;
+  std::string description;
+  ScriptFlags flags;
+  std::string library;
+};
+
+// A library: its name, its code as given to FUNCTION LOAD, its functions in
+// registration order.
+struct FunctionLibrary {
+  std::string name;
+  std::string code;
+  std::vector<std::string> functions;
 };
 
 class ScriptEngine {
@@ -65,10 +85,31 @@ class ScriptEngine {
   void Run(CommandContext& ctx, const std::string& sha, std::span<const std::string_view> keys,
            std::span<const std::string_view> argv, bool read_only);
 
+  // Functions (server/script_functions.cc). FUNCTION LOAD: runs `code` (a
+  // "#!lua name=<lib>" library) so it registers its functions, and keeps it.
+  // REPLACE swaps a library of the same name. On failure *error holds Redis's
+  // text and nothing changed.
+  bool LoadLibrary(std::string_view code, bool replace, std::string* name, std::string* error);
+  bool DeleteLibrary(std::string_view name);
+  void FlushLibraries();
+  const std::map<std::string, FunctionLibrary>& libraries() const { return libraries_; }
+  const FunctionInfo* FindFunction(std::string_view name) const;
+  size_t num_functions() const { return functions_.size(); }
+  // The libraries' code in load order (snapshots, FUNCTION DUMP).
+  std::vector<std::string> LibraryCodes() const;
+  // FCALL / FCALL_RO: calls function `f` with KEYS and ARGV as its arguments.
+  void RunFunction(CommandContext& ctx, const FunctionInfo& f, std::span<const std::string_view> keys,
+                   std::span<const std::string_view> argv, bool read_only);
+  // Whether the running script is a function (FUNCTION KILL / SCRIPT KILL).
+  bool running_function() const { return run_.caller != nullptr && run_.function; }
+  // How long the running script has run, in milliseconds (FUNCTION STATS).
+  int64_t running_ms() const;
+
   // INFO: number_of_cached_scripts, used_memory_lua / used_memory_scripts.
   size_t num_scripts() const { return scripts_.size(); }
   size_t lua_memory() const;
   size_t scripts_memory() const { return body_bytes_; }
+  size_t functions_memory() const { return function_bytes_; }
 
   // The state of the running script (the redis library reads it).
   struct RunState {
@@ -78,6 +119,7 @@ class ScriptEngine {
     bool allow_oom = false;  // #!lua flags=allow-oom
     bool wrote = false;      // a write command has run
     int resp = 2;            // redis.setresp
+    bool function = false;   // FCALL (sha is the function's name)
   };
   RunState* running() { return run_.caller != nullptr ? &run_ : nullptr; }
   // Whether `c` sent the script that is running.
@@ -91,12 +133,26 @@ class ScriptEngine {
   // clients and stops the script when killed or when the server shuts down.
   // Returns true if the script must stop.
   bool CheckBusy();
+  // While FUNCTION LOAD runs a library's code: where redis.register_function
+  // puts what it registers (null otherwise).
+  bool loading() const { return loading_; }
+  std::vector<FunctionInfo>* registering() { return registering_; }
   Server& server() { return server_; }
   Client& client() { return client_; }
 
  private:
   void Open();
   void Close();
+  // Runs the function the caller pushes (push returns its argument count,
+  // pushed after it) as script `name`, replying on ctx.
+  void Execute(CommandContext& ctx, const std::string& name, bool read_only, bool allow_oom,
+               bool function, const std::function<int(lua_State*)>& push);
+  // Compiles and runs a library's code in the load environment; fills *lib
+  // and *found (its functions) without touching the kept libraries.
+  bool RunLibraryCode(std::string_view code, FunctionLibrary* lib, std::vector<FunctionInfo>* found,
+                      std::string* error);
+  // Re-creates every kept library in a fresh interpreter (after SCRIPT FLUSH).
+  void ReloadLibraries();
 
   Server& server_;
   lua_State* L_ = nullptr;
@@ -113,8 +169,21 @@ class ScriptEngine {
   int64_t busy_after_ms_ = 0;   // busy-reply-threshold when the script began
   int64_t last_served_ns_ = 0;
   Client client_;  // the client redis.call runs commands on
+  // Functions: libraries by name, functions by name; the callbacks live in the
+  // registry table functions_ref_ (name -> Lua function).
+  std::map<std::string, FunctionLibrary> libraries_;
+  std::vector<std::string> library_order_;  // names in load order
+  std::map<std::string, FunctionInfo, std::less<>> functions_;
+  int functions_ref_ = 0;
+  size_t function_bytes_ = 0;  // the libraries' code
+  int load_api_ref_ = 0;  // the `redis` table library code sees while loading
+  bool loading_ = false;
+  int64_t load_deadline_ns_ = 0;
+  std::vector<FunctionInfo>* registering_ = nullptr;
 };
 
+// Sets the flag named `flag` ("no-writes", ...); false for an unknown name.
+bool ApplyScriptFlag(std::string_view flag, ScriptFlags* flags);
 // Parses a body's "#!lua flags=a,b" line into *flags. False with Redis's error
 // text in *error for another engine or an unknown flag.
 bool ParseShebang(std::string_view body, ScriptFlags* flags, std::string* error);
@@ -125,6 +194,9 @@ void OpenRedisLibrary(lua_State* L, ScriptEngine* engine);
 // `cmsgpack` (script_lib_cmsgpack.cc) and `struct` (script_lib_struct.cc), as
 // the globals of those names.
 void OpenCmsgpackLibrary(lua_State* L);
+// redis.register_function, as a library's code sees it while FUNCTION LOAD
+// runs it (server/script_functions.cc); upvalue 1: the engine.
+int RegisterFunctionLua(lua_State* L);
 void OpenStructLibrary(lua_State* L);
 
 }  // namespace feedkv::server

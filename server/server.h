@@ -385,7 +385,8 @@ class Server {
   void ScheduleCron();
   // Points the access clock at the configured maxmemory-policy and LFU tuning.
   void ApplyAccessPolicy();
-  void FeedMonitors(const Client& c, std::span<const std::string_view> args);
+  // `spec`: the row that ran, whose secret arguments show as "(redacted)".
+  void FeedMonitors(const Client& c, std::span<const std::string_view> args, const CommandSpec* spec = nullptr);
   void Propagate(const Client& c, const CommandSpec& spec, std::span<const std::string_view> args,
                  const CommandContext& ctx);
   // Queues one record for the journal; records of one top-level command (or

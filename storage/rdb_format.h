@@ -25,6 +25,8 @@
 //                       CounterSpace::WriteTo streams: self-delimiting, sparse).
 //                       Version 1 files hold (string name, blob of a counter space
 //                       image of format 1) instead; readers accept both.
+//     kSectionFunctions varint n, n x string: the code of each function library
+//                       (FUNCTION LOAD's argument); written only when n > 0.
 //   A blob is u8 0 + string, or (rdbcompression, >= 4 KiB) u8 1 + varint
 //   length + runs of (varint n, n literal bytes, varint zero-run length).
 //   End: u8 kSectionEnd, u64 XXH64 of every byte of the file before it.
@@ -47,6 +49,7 @@ inline constexpr size_t kHeaderSize = 64;
 inline constexpr uint8_t kSectionAux = 0x01;
 inline constexpr uint8_t kSectionDatabase = 0x02;
 inline constexpr uint8_t kSectionCounters = 0x03;
+inline constexpr uint8_t kSectionFunctions = 0x04;
 inline constexpr uint8_t kSectionEnd = 0xFF;
 
 inline constexpr uint8_t kEntryEnd = 0x00;

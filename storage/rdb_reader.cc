@@ -60,6 +60,7 @@ class Reader {
         case kSectionAux: s = Aux(); break;
         case kSectionDatabase: s = Db(); break;
         case kSectionCounters: s = Counters(); break;
+        case kSectionFunctions: s = Functions(); break;
         default:
           return Status::Corruption(fmt::format("unknown section kind 0x{:02x} at offset {}", kind, section_at));
       }
@@ -90,6 +91,18 @@ class Reader {
     for (uint64_t i = 0; i < n; i++) {
       if (!src_->GetString(&k, 1 << 20) || !src_->GetString(&val, 1 << 20)) return Bad("bad aux field");
       Status s = v_->OnAux(k, val);
+      if (!s.ok()) return s;
+    }
+    return Status::OK();
+  }
+
+  Status Functions() {
+    uint64_t n;
+    if (!src_->GetVarint(&n)) return Bad("bad function library count");
+    std::string code;
+    for (uint64_t i = 0; i < n; i++) {
+      if (!src_->GetString(&code, 512u << 20)) return Bad("bad function library");
+      Status s = v_->OnFunctionLibrary(code);
       if (!s.ok()) return s;
     }
     return Status::OK();

@@ -38,6 +38,11 @@ class Visitor {
                           int64_t expire_ms) = 0;
   // A decoded and validated counter space.
   virtual Status OnCounterSpace(std::string_view name, std::unique_ptr<CounterSpace> space) = 0;
+  // A function library's code (FUNCTION LOAD's argument); ignored by default.
+  virtual Status OnFunctionLibrary(std::string_view code) {
+    (void)code;
+    return Status::OK();
+  }
 };
 
 struct LoadStats {
@@ -76,6 +81,12 @@ class DatasetLoader : public Visitor {
     return counter_spaces_;
   }
   uint64_t expired_keys() const { return expired_; }
+  Status OnFunctionLibrary(std::string_view code) override {
+    function_libraries_.emplace_back(code);
+    return Status::OK();
+  }
+  // The function libraries, for the server's script engine to load.
+  std::vector<std::string>& function_libraries() { return function_libraries_; }
 
  private:
   std::vector<Database*> dbs_;
@@ -83,6 +94,7 @@ class DatasetLoader : public Visitor {
   Database* cur_ = nullptr;
   uint64_t expired_ = 0;
   std::vector<std::pair<std::string, std::unique_ptr<CounterSpace>>> counter_spaces_;
+  std::vector<std::string> function_libraries_;
 };
 
 // Decodes every object and counter space to check it, and keeps nothing.

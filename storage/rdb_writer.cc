@@ -87,6 +87,13 @@ Status WriteSnapshot(const SnapshotSource& src, RdbSink* sink, SaveStats* stats)
   }
   sink->EndSection();
 
+  if (!src.function_libraries.empty()) {
+    sink->BeginSection(kSectionFunctions);
+    sink->PutVarint(src.function_libraries.size());
+    for (const std::string& code : src.function_libraries) sink->PutString(code);
+    sink->EndSection();
+  }
+
   for (size_t i = 0; i < src.dbs.size(); i++) {
     if (src.dbs[i] != nullptr && src.dbs[i]->size() > 0) {
       WriteDatabase(static_cast<int>(i), *src.dbs[i], src.compress, sink, stats);

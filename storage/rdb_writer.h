@@ -28,6 +28,7 @@ struct SnapshotSource {
   std::vector<std::pair<std::string, std::string>> aux;  // informational fields
   std::vector<const Database*> dbs;                       // index = db number
   std::vector<std::pair<std::string_view, const CounterSpace*>> counter_spaces;
+  std::vector<std::string> function_libraries;  // FUNCTION LOAD code, in load order
   bool compress = true;  // rdbcompression: zero runs in large blobs
 };
 

@@ -310,6 +310,9 @@ void Acl(CommandContext& ctx) {
   ctx.SubcommandError();
 }
 
+// Every rule of SETUSER may hold a password (">pw").
+bool SetUserSecret(std::span<const std::string_view>, size_t i) { return i >= 2; }
+
 constexpr uint32_t kAclAdm = kAdmin | kNoScript | kLoading | kStale;
 constexpr uint32_t kAclOpen = kNoScript | kLoading | kStale;
 
@@ -324,7 +327,7 @@ const SubcommandSpec kAclSubs[] = {
     {"load", 2, kAclAdm, "Reloads the rules from the configured ACL file."},
     {"log", -2, kAclAdm, "Lists recent security events generated due to ACL rules."},
     {"save", 2, kAclAdm, "Saves the effective ACL rules in the configured ACL file."},
-    {"setuser", -3, kAclAdm, "Creates and modifies an ACL user and its rules."},
+    {"setuser", -3, kAclAdm, "Creates and modifies an ACL user and its rules.", 0, 0, 0, {}, SetUserSecret},
     {"users", 2, kAclAdm, "Lists all ACL users."},
     {"whoami", 2, kAclOpen, "Returns the authenticated username of the current connection."},
 };

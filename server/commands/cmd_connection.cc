@@ -174,6 +174,15 @@ void Reset(CommandContext& ctx) {
 
 void OkReply(CommandContext& ctx) { ctx.reply.Ok(); }
 
+// AUTH's user name and password; HELLO's after its AUTH keyword.
+bool AuthSecret(std::span<const std::string_view>, size_t i) { return i >= 1; }
+bool HelloSecret(std::span<const std::string_view> argv, size_t i) {
+  for (size_t j = 2; j + 2 < argv.size(); j++) {
+    if (EqualsIgnoreCase(argv[j], "AUTH")) return i == j + 1 || i == j + 2;
+  }
+  return false;
+}
+
 }  // namespace
 
 std::string ClientInfoLine(const Server& server, const Client& c) {
@@ -529,8 +538,10 @@ const SubcommandSpec kClientSubs[] = {
 const CommandSpec kCommands[] = {
     {"ping", -1, kFast | kStale | kLoading | kSubscribedContext, 0, 0, 0, Ping, "Returns the server's liveliness response.", "connection"},
     {"echo", 2, kFast | kLoading | kStale, 0, 0, 0, Echo, "Returns the given string.", "connection"},
-    {"auth", -2, kConn | kNoAuth, 0, 0, 0, Auth, "Authenticates the connection.", "connection"},
-    {"hello", -1, kConn | kNoAuth, 0, 0, 0, Hello, "Handshakes with the server.", "connection"},
+    {"auth", -2, kConn | kNoAuth, 0, 0, 0, Auth, "Authenticates the connection.", "connection", {}, {}, {}, 0,
+     nullptr, AuthSecret},
+    {"hello", -1, kConn | kNoAuth, 0, 0, 0, Hello, "Handshakes with the server.", "connection", {}, {}, {}, 0,
+     nullptr, HelloSecret},
     {"select", 2, kLoading | kStale | kFast, 0, 0, 0, Select, "Changes the selected database.", "connection"},
     {"quit", -1, kConn | kNoAuth | kTxControl | kSubscribedContext, 0, 0, 0, Quit, "Closes the connection.", "connection"},
     {"reset", 1, kConn | kNoAuth | kTxControl | kSubscribedContext, 0, 0, 0, Reset, "Resets the connection.", "connection"},

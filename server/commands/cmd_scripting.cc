@@ -63,6 +63,10 @@ void ScriptFlush(CommandContext& ctx) {
 // Runs while a script is busy (Connection::ServeWhileBusy): the script stops at
 // its next check, with "Script killed by user", unless it already wrote.
 void ScriptKill(CommandContext& ctx) {
+  // A function is FUNCTION KILL's to stop.
+  if (ctx.server.scripts().busy() && ctx.server.scripts().running_function()) {
+    return ctx.Error(protocol::err::kBusyFunction);
+  }
   std::string_view error = ctx.server.scripts().Kill();
   if (!error.empty()) return ctx.Error(error);
   ctx.reply.Ok();

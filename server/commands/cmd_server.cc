@@ -218,7 +218,10 @@ void Shutdown(CommandContext& ctx) {
   }
   // While a script is busy only SHUTDOWN NOSAVE stops the server (the script's
   // state is not one to save), as Redis.
-  if (ctx.server.scripts().busy() && !nosave) return ctx.Error(protocol::err::kBusyScript);
+  if (ctx.server.scripts().busy() && !nosave) {
+    return ctx.Error(ctx.server.scripts().running_function() ? protocol::err::kBusyFunction
+                                                             : protocol::err::kBusyScript);
+  }
   if (save) o.save = ShutdownOptions::Save::kSave;
   if (nosave) o.save = ShutdownOptions::Save::kNoSave;
   // As Redis: no reply on success; the connection closes with the process.
@@ -352,9 +355,16 @@ void Monitor(CommandContext& ctx) {
 
 constexpr uint32_t kAdm = kAdmin | kNoScript | kLoading | kStale;
 
+// CONFIG SET's values of the settings Redis marks sensitive.
+bool ConfigSetSecret(std::span<const std::string_view> argv, size_t i) {
+  if (i < 3 || (i - 2) % 2 != 1) return false;
+  const std::string name = LowerAscii(argv[i - 1]);
+  return name == "requirepass" || name == "masterauth" || name == "masteruser";
+}
+
 const SubcommandSpec kConfigSubs[] = {
     {"get", -3, kAdm, "Returns the effective values of configuration parameters."},
-    {"set", -4, kAdm, "Sets configuration parameters in-flight."},
+    {"set", -4, kAdm, "Sets configuration parameters in-flight.", 0, 0, 0, {}, ConfigSetSecret},
     {"rewrite", 2, kAdm, "Persists the effective configuration to file."},
     {"resetstat", 2, kAdm, "Resets the server's statistics."},
     {"help", 2, kLoading | kStale, "Returns helpful text about the different subcommands."},

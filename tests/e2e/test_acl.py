@@ -369,3 +369,28 @@ def test_users_from_the_config_file_and_the_command_line(tmp_path):
     finally:
         proc.terminate()
         assert proc.wait(timeout=30) == 0
+
+
+def test_passwords_are_redacted_in_slowlog_and_monitor(server):
+    c = server.client()
+    c.config_set("slowlog-log-slower-than", 0)
+    c.slowlog_reset()
+    mon = RawConn(server.port)
+    assert mon.cmd("MONITOR") == "OK"
+    a = RawConn(server.port)
+    assert a.cmd("AUTH", "default", "secretpw1") == "OK"  # the default user takes any password
+    assert isinstance(a.cmd("HELLO", "2", "AUTH", "default", "secretpw2"), list)
+    c.execute_command("CONFIG", "SET", "requirepass", "secretpw3")
+    assert a.cmd("AUTH", "secretpw3") == "OK"
+    assert a.cmd("ACL", "SETUSER", "u", "on", ">secretpw4") == "OK"
+    assert a.cmd("CONFIG", "SET", "requirepass", "") == "OK"
+    assert a.cmd("ECHO", "done") == b"done"
+    lines = []
+    while not lines or b"done" not in lines[-1].encode():
+        lines.append(mon.read_reply())
+    monitored = "\n".join(lines)
+    assert "secretpw" not in monitored
+    assert '"auth" "(redacted)" "(redacted)"' in monitored.lower()
+    logged = " ".join(str(e["command"]) for e in c.slowlog_get(100))
+    assert "secretpw" not in logged
+    assert "(redacted)" in logged
