@@ -317,23 +317,23 @@ constexpr uint32_t kAclAdm = kAdmin | kNoScript | kLoading | kStale;
 constexpr uint32_t kAclOpen = kNoScript | kLoading | kStale;
 
 const SubcommandSpec kAclSubs[] = {
-    {"cat", -2, kAclOpen, "Lists the ACL categories, or the commands inside a category."},
-    {"deluser", -3, kAclAdm, "Deletes ACL users, and terminates their connections."},
-    {"dryrun", -4, kAclAdm, "Simulates the execution of a command by a user, without executing the command."},
-    {"genpass", -2, kAclOpen, "Generates a pseudorandom, secure password that can be used to identify ACL users."},
-    {"getuser", 3, kAclAdm, "Lists the ACL rules of a user."},
-    {"help", 2, kLoading | kStale, "Returns helpful text about the different subcommands."},
-    {"list", 2, kAclAdm, "Dumps the effective rules in ACL file format."},
-    {"load", 2, kAclAdm, "Reloads the rules from the configured ACL file."},
-    {"log", -2, kAclAdm, "Lists recent security events generated due to ACL rules."},
-    {"save", 2, kAclAdm, "Saves the effective ACL rules in the configured ACL file."},
-    {"setuser", -3, kAclAdm, "Creates and modifies an ACL user and its rules.", 0, 0, 0, {}, SetUserSecret},
-    {"users", 2, kAclAdm, "Lists all ACL users."},
-    {"whoami", 2, kAclOpen, "Returns the authenticated username of the current connection."},
+    {"cat", -2, kAclOpen, "List the ACL categories or the commands inside a category"},
+    {"deluser", -3, kAclAdm, "Remove the specified ACL users and the associated rules"},
+    {"dryrun", -4, kAclAdm, "Returns whether the user can execute the given command without executing the command."},
+    {"genpass", -2, kAclOpen, "Generate a pseudorandom secure password to use for ACL users"},
+    {"getuser", 3, kAclAdm, "Get the rules for a specific ACL user"},
+    {"help", 2, kLoading | kStale, "Show helpful text about the different subcommands"},
+    {"list", 2, kAclAdm, "List the current ACL rules in ACL config file format"},
+    {"load", 2, kAclAdm, "Reload the ACLs from the configured ACL file"},
+    {"log", -2, kAclAdm, "List latest events denied because of ACLs in place"},
+    {"save", 2, kAclAdm, "Save the current ACL rules in the configured ACL file"},
+    {"setuser", -3, kAclAdm, "Modify or create the rules for a specific ACL user", 0, 0, 0, {}, SetUserSecret},
+    {"users", 2, kAclAdm, "List the username of all the configured ACL rules"},
+    {"whoami", 2, kAclOpen, "Return the name of the user associated to the current connection"},
 };
 
 const CommandSpec kCommands[] = {
-    {"acl", -2, 0, 0, 0, 0, Acl, "A container for Access List Control commands.", "server", kAclSubs},
+    {"acl", -2, 0, 0, 0, 0, Acl, "A container for Access List Control commands ", "server", kAclSubs},
 };
 
 }  // namespace

@@ -402,13 +402,13 @@ void BitFieldRo(CommandContext& ctx) { BitFieldGeneric(ctx, true); }
 constexpr uint32_t kW = kWrite | kDenyOom;
 
 const CommandSpec kCommands[] = {
-    {"setbit", 4, kW, 1, 1, 1, SetBit, "Sets or clears the bit at offset of the string value. Creates the key if it doesn't exist.", "bitmap", {}, {kKeyRW | kKeyAccess | kKeyUpdate}},
-    {"getbit", 3, kReadOnly | kFast, 1, 1, 1, GetBit, "Returns a bit value by offset.", "bitmap", {}, {kKeyRO | kKeyAccess}},
-    {"bitcount", -2, kReadOnly, 1, 1, 1, BitCount, "Counts the number of set bits (population counting) in a string.", "bitmap", {}, {kKeyRO | kKeyAccess}},
-    {"bitpos", -3, kReadOnly, 1, 1, 1, BitPos, "Finds the first set (1) or clear (0) bit in a string.", "bitmap", {}, {kKeyRO | kKeyAccess}},
-    {"bitop", -4, kW, 2, -1, 1, BitOp, "Performs bitwise operations on multiple strings, and stores the result.", "bitmap", {}, {kKeyOW | kKeyUpdate, kKeyRO | kKeyAccess}},
-    {"bitfield", -2, kW, 1, 1, 1, BitField, "Performs arbitrary bitfield integer operations on strings.", "bitmap", {}, {kKeyRW | kKeyUpdate | kKeyAccess}},
-    {"bitfield_ro", -2, kReadOnly | kFast, 1, 1, 1, BitFieldRo, "Performs arbitrary read-only bitfield integer operations on strings.", "bitmap", {}, {kKeyRO | kKeyAccess}},
+    {"setbit", 4, kW, 1, 1, 1, SetBit, "Sets or clears the bit at offset in the string value stored at key", "bitmap", {}, {kKeyRW | kKeyAccess | kKeyUpdate}},
+    {"getbit", 3, kReadOnly | kFast, 1, 1, 1, GetBit, "Returns the bit value at offset in the string value stored at key", "bitmap", {}, {kKeyRO | kKeyAccess}},
+    {"bitcount", -2, kReadOnly, 1, 1, 1, BitCount, "Count set bits in a string", "bitmap", {}, {kKeyRO | kKeyAccess}},
+    {"bitpos", -3, kReadOnly, 1, 1, 1, BitPos, "Find first bit set or clear in a string", "bitmap", {}, {kKeyRO | kKeyAccess}},
+    {"bitop", -4, kW, 2, -1, 1, BitOp, "Perform bitwise operations between strings", "bitmap", {}, {kKeyOW | kKeyUpdate, kKeyRO | kKeyAccess}},
+    {"bitfield", -2, kW, 1, 1, 1, BitField, "Perform arbitrary bitfield integer operations on strings", "bitmap", {}, {kKeyRW | kKeyUpdate | kKeyAccess}},
+    {"bitfield_ro", -2, kReadOnly | kFast, 1, 1, 1, BitFieldRo, "Perform arbitrary bitfield integer operations on strings. Read-only variant of BITFIELD", "bitmap", {}, {kKeyRO | kKeyAccess}},
 };
 
 }  // namespace

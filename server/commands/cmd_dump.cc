@@ -324,8 +324,8 @@ void Restore(CommandContext& ctx) {
 }
 
 const CommandSpec kCommands[] = {
-    {"dump", 2, kReadOnly, 1, 1, 1, Dump, "Returns a serialized representation of the value stored at a key.", "generic", {}, {kKeyRO | kKeyAccess}},
-    {"restore", -4, kWrite | kDenyOom, 1, 1, 1, Restore, "Creates a key from the serialized representation of a value.", "generic", {}, {kKeyOW | kKeyUpdate}},
+    {"dump", 2, kReadOnly, 1, 1, 1, Dump, "Return a serialized version of the value stored at the specified key.", "generic", {}, {kKeyRO | kKeyAccess}},
+    {"restore", -4, kWrite | kDenyOom, 1, 1, 1, Restore, "Create a key using the provided serialized value, previously obtained using DUMP.", "generic", {}, {kKeyOW | kKeyUpdate}},
 };
 
 }  // namespace

@@ -148,22 +148,22 @@ constexpr uint32_t kWF = kWrite | kFast;
 constexpr uint32_t kRF = kReadOnly | kFast;
 
 const CommandSpec kCommands[] = {
-    {"expire", -3, kWF, 1, 1, 1, Expire, "Sets the expiration time of a key in seconds.",
+    {"expire", -3, kWF, 1, 1, 1, Expire, "Set a key's time to live in seconds",
      "generic"},
-    {"pexpire", -3, kWF, 1, 1, 1, PExpire, "Sets the expiration time of a key in milliseconds.",
+    {"pexpire", -3, kWF, 1, 1, 1, PExpire, "Set a key's time to live in milliseconds",
      "generic"},
     {"expireat", -3, kWF, 1, 1, 1, ExpireAt,
-     "Sets the expiration time of a key to a Unix timestamp.", "generic"},
+     "Set the expiration for a key as a UNIX timestamp", "generic"},
     {"pexpireat", -3, kWF, 1, 1, 1, PExpireAt,
-     "Sets the expiration time of a key to a Unix milliseconds timestamp.", "generic"},
-    {"ttl", 2, kRF, 1, 1, 1, Ttl, "Returns the expiration time in seconds of a key.", "generic"},
-    {"pttl", 2, kRF, 1, 1, 1, PTtl, "Returns the expiration time in milliseconds of a key.",
+     "Set the expiration for a key as a UNIX timestamp specified in milliseconds", "generic"},
+    {"ttl", 2, kRF, 1, 1, 1, Ttl, "Get the time to live for a key in seconds", "generic"},
+    {"pttl", 2, kRF, 1, 1, 1, PTtl, "Get the time to live for a key in milliseconds",
      "generic"},
     {"expiretime", 2, kRF, 1, 1, 1, ExpireTime,
-     "Returns the expiration time of a key as a Unix timestamp.", "generic"},
+     "Get the expiration Unix timestamp for a key", "generic"},
     {"pexpiretime", 2, kRF, 1, 1, 1, PExpireTime,
-     "Returns the expiration time of a key as a Unix milliseconds timestamp.", "generic"},
-    {"persist", 2, kWF, 1, 1, 1, Persist, "Removes the expiration time of a key.", "generic"},
+     "Get the expiration Unix timestamp for a key in milliseconds", "generic"},
+    {"persist", 2, kWF, 1, 1, 1, Persist, "Remove the expiration from a key", "generic"},
 };
 
 }  // namespace

@@ -287,23 +287,23 @@ void Function(CommandContext& ctx) {
 }
 
 const SubcommandSpec kFunctionSubs[] = {
-    {"delete", 3, kWrite | kNoScript, "Deletes a library and its functions."},
-    {"dump", 2, kNoScript, "Dumps all libraries into a serialized binary payload."},
-    {"flush", -2, kWrite | kNoScript, "Deletes all libraries and functions."},
-    {"help", 2, kLoading | kStale, "Returns helpful text about the different subcommands."},
-    {"kill", 2, kNoScript | kAllowBusy, "Terminates a function during execution."},
-    {"list", -2, kNoScript, "Returns information about all libraries."},
-    {"load", -3, kWrite | kDenyOom | kNoScript, "Creates a library."},
-    {"restore", -3, kWrite | kDenyOom | kNoScript, "Restores all libraries from a payload."},
-    {"stats", 2, kNoScript | kAllowBusy, "Returns information about a function during execution."},
+    {"delete", 3, kWrite | kNoScript, "Delete a function by name"},
+    {"dump", 2, kNoScript, "Dump all functions into a serialized binary payload"},
+    {"flush", -2, kWrite | kNoScript, "Deleting all functions"},
+    {"help", 2, kLoading | kStale, "Show helpful text about the different subcommands"},
+    {"kill", 2, kNoScript | kAllowBusy, "Kill the function currently in execution."},
+    {"list", -2, kNoScript, "List information about all the functions"},
+    {"load", -3, kWrite | kDenyOom | kNoScript, "Create a function with the given arguments (name, code, description)"},
+    {"restore", -3, kWrite | kDenyOom | kNoScript, "Restore all the functions on the given payload"},
+    {"stats", 2, kNoScript | kAllowBusy, "Return information about the function currently running (name, description, duration)"},
 };
 
 constexpr uint32_t kFcall = kNoScript | kStale | kSkipMonitor | kNoMandatoryKeys | kKeyNum;
 
 const CommandSpec kCommands[] = {
-    {"fcall", -3, kFcall, 2, 2, 1, FcallCmd, "Invokes a function.", "scripting", {}, {kKeyRW | kKeyAccess | kKeyUpdate}},
-    {"fcall_ro", -3, kReadOnly | kFcall, 2, 2, 1, FcallRoCmd, "Invokes a read-only function.", "scripting", {}, {kKeyRO | kKeyAccess}},
-    {"function", -2, 0, 0, 0, 0, Function, "A container for function commands.", "scripting", kFunctionSubs},
+    {"fcall", -3, kFcall, 2, 2, 1, FcallCmd, "Invoke a function", "scripting", {}, {kKeyRW | kKeyAccess | kKeyUpdate}},
+    {"fcall_ro", -3, kReadOnly | kFcall, 2, 2, 1, FcallRoCmd, "Invoke a read-only function", "scripting", {}, {kKeyRO | kKeyAccess}},
+    {"function", -2, 0, 0, 0, 0, Function, "A container for function commands", "scripting", kFunctionSubs},
 };
 
 }  // namespace

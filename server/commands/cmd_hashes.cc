@@ -299,22 +299,22 @@ void HScan(CommandContext& ctx) {
 constexpr uint32_t kW = kWrite | kDenyOom;
 
 const CommandSpec kCommands[] = {
-    {"hset", -4, kW | kFast, 1, 1, 1, HSet, "Creates or modifies the value of a field in a hash.", "hash", {}, {kKeyRW | kKeyUpdate}},
-    {"hmset", -4, kW | kFast, 1, 1, 1, HMSet, "Sets the values of multiple fields.", "hash", {}, {kKeyRW | kKeyUpdate}},
-    {"hsetnx", 4, kW | kFast, 1, 1, 1, HSetNx, "Sets the value of a field in a hash only when the field doesn't exist.", "hash", {}, {kKeyRW | kKeyInsert}},
-    {"hget", 3, kReadOnly | kFast, 1, 1, 1, HGet, "Returns the value of a field in a hash.", "hash", {}, {kKeyRO | kKeyAccess}},
-    {"hmget", -3, kReadOnly | kFast, 1, 1, 1, HMGet, "Returns the values of all fields in a hash.", "hash", {}, {kKeyRO | kKeyAccess}},
-    {"hdel", -3, kWrite | kFast, 1, 1, 1, HDel, "Deletes one or more fields and their values from a hash. Deletes the hash if no fields remain.", "hash", {}, {kKeyRW | kKeyDelete}},
-    {"hlen", 2, kReadOnly | kFast, 1, 1, 1, HLen, "Returns the number of fields in a hash.", "hash", {}, {kKeyRO}},
-    {"hstrlen", 3, kReadOnly | kFast, 1, 1, 1, HStrLen, "Returns the length of the value of a field.", "hash", {}, {kKeyRO}},
-    {"hexists", 3, kReadOnly | kFast, 1, 1, 1, HExists, "Determines whether a field exists in a hash.", "hash", {}, {kKeyRO}},
-    {"hkeys", 2, kReadOnly, 1, 1, 1, HKeys, "Returns all fields in a hash.", "hash", {}, {kKeyRO}},
-    {"hvals", 2, kReadOnly, 1, 1, 1, HVals, "Returns all values in a hash.", "hash", {}, {kKeyRO | kKeyAccess}},
-    {"hgetall", 2, kReadOnly, 1, 1, 1, HGetAll, "Returns all fields and values in a hash.", "hash", {}, {kKeyRO | kKeyAccess}},
-    {"hincrby", 4, kW | kFast, 1, 1, 1, HIncrBy, "Increments the integer value of a field in a hash by a number. Uses 0 as initial value if the field doesn't exist.", "hash", {}, {kKeyRW | kKeyAccess | kKeyUpdate}},
-    {"hincrbyfloat", 4, kW | kFast, 1, 1, 1, HIncrByFloat, "Increments the floating point value of a field by a number. Uses 0 as initial value if the field doesn't exist.", "hash", {}, {kKeyRW | kKeyAccess | kKeyUpdate}},
-    {"hrandfield", -2, kReadOnly | kRandom, 1, 1, 1, HRandField, "Returns one or more random fields from a hash.", "hash", {}, {kKeyRO | kKeyAccess}},
-    {"hscan", -3, kReadOnly | kRandom, 1, 1, 1, HScan, "Iterates over fields and values of a hash.", "hash", {}, {kKeyRO | kKeyAccess}},
+    {"hset", -4, kW | kFast, 1, 1, 1, HSet, "Set the string value of a hash field", "hash", {}, {kKeyRW | kKeyUpdate}},
+    {"hmset", -4, kW | kFast, 1, 1, 1, HMSet, "Set multiple hash fields to multiple values", "hash", {}, {kKeyRW | kKeyUpdate}},
+    {"hsetnx", 4, kW | kFast, 1, 1, 1, HSetNx, "Set the value of a hash field, only if the field does not exist", "hash", {}, {kKeyRW | kKeyInsert}},
+    {"hget", 3, kReadOnly | kFast, 1, 1, 1, HGet, "Get the value of a hash field", "hash", {}, {kKeyRO | kKeyAccess}},
+    {"hmget", -3, kReadOnly | kFast, 1, 1, 1, HMGet, "Get the values of all the given hash fields", "hash", {}, {kKeyRO | kKeyAccess}},
+    {"hdel", -3, kWrite | kFast, 1, 1, 1, HDel, "Delete one or more hash fields", "hash", {}, {kKeyRW | kKeyDelete}},
+    {"hlen", 2, kReadOnly | kFast, 1, 1, 1, HLen, "Get the number of fields in a hash", "hash", {}, {kKeyRO}},
+    {"hstrlen", 3, kReadOnly | kFast, 1, 1, 1, HStrLen, "Get the length of the value of a hash field", "hash", {}, {kKeyRO}},
+    {"hexists", 3, kReadOnly | kFast, 1, 1, 1, HExists, "Determine if a hash field exists", "hash", {}, {kKeyRO}},
+    {"hkeys", 2, kReadOnly, 1, 1, 1, HKeys, "Get all the fields in a hash", "hash", {}, {kKeyRO}},
+    {"hvals", 2, kReadOnly, 1, 1, 1, HVals, "Get all the values in a hash", "hash", {}, {kKeyRO | kKeyAccess}},
+    {"hgetall", 2, kReadOnly, 1, 1, 1, HGetAll, "Get all the fields and values in a hash", "hash", {}, {kKeyRO | kKeyAccess}},
+    {"hincrby", 4, kW | kFast, 1, 1, 1, HIncrBy, "Increment the integer value of a hash field by the given number", "hash", {}, {kKeyRW | kKeyAccess | kKeyUpdate}},
+    {"hincrbyfloat", 4, kW | kFast, 1, 1, 1, HIncrByFloat, "Increment the float value of a hash field by the given amount", "hash", {}, {kKeyRW | kKeyAccess | kKeyUpdate}},
+    {"hrandfield", -2, kReadOnly | kRandom, 1, 1, 1, HRandField, "Get one or multiple random fields from a hash", "hash", {}, {kKeyRO | kKeyAccess}},
+    {"hscan", -3, kReadOnly | kRandom, 1, 1, 1, HScan, "Incrementally iterate hash fields and associated values", "hash", {}, {kKeyRO | kKeyAccess}},
 };
 
 }  // namespace

@@ -5,6 +5,8 @@
 
 #include "protocol/error_text.h"
 #include "server/command_context.h"
+#include "server/command_docs.h"
+#include "server/startup.h"
 #include "server/server.h"
 
 namespace feedkv::server {
@@ -112,18 +114,110 @@ void WriteInfo(CommandContext& ctx, const CommandSpec& s) {
   for (const CommandSpec& sub : s.subs()) WriteInfo(ctx, sub);
 }
 
-// One COMMAND DOCS entry (name, then its map); a container's map also holds
-// "subcommands": a map of the same entries for each subcommand.
+// A COMMAND DOCS argument map, in Redis 7.0's field order.
+void WriteArgumentDoc(protocol::ReplyWriter& r, const ArgumentDoc& a) {
+  const size_t nflags = a.optional + a.multiple + a.multiple_token;
+  r.MapHeader(2 + (a.key_spec_index >= 0) + a.has_token + !a.since.empty() +
+              !a.deprecated_since.empty() + (nflags > 0) + !a.arguments.empty());
+  r.Bulk("name");
+  r.Bulk(a.name);
+  r.Bulk("type");
+  r.Bulk(a.type);
+  if (a.key_spec_index >= 0) {
+    r.Bulk("key_spec_index");
+    r.Integer(a.key_spec_index);
+  }
+  if (a.has_token) {
+    r.Bulk("token");
+    r.Bulk(a.token);
+  }
+  if (!a.since.empty()) {
+    r.Bulk("since");
+    r.Bulk(a.since);
+  }
+  if (!a.deprecated_since.empty()) {
+    r.Bulk("deprecated_since");
+    r.Bulk(a.deprecated_since);
+  }
+  if (nflags > 0) {
+    r.Bulk("flags");
+    r.SetHeader(nflags);
+    if (a.optional) r.Simple("optional");
+    if (a.multiple) r.Simple("multiple");
+    if (a.multiple_token) r.Simple("multiple_token");
+  }
+  if (!a.arguments.empty()) {
+    r.Bulk("arguments");
+    r.ArrayHeader(a.arguments.size());
+    for (const ArgumentDoc& sub : a.arguments) WriteArgumentDoc(r, sub);
+  }
+}
+
+// Splits `text` at `sep` into its non-empty parts.
+std::vector<std::string_view> SplitNonEmpty(std::string_view text, char sep) {
+  std::vector<std::string_view> parts;
+  while (!text.empty()) {
+    size_t at = text.find(sep);
+    if (at != 0) parts.push_back(text.substr(0, at));
+    if (at == std::string_view::npos) break;
+    text.remove_prefix(at + 1);
+  }
+  return parts;
+}
+
+// One COMMAND DOCS entry (name, then its map, fields in Redis 7.0's order): the
+// summary and group from the row, the rest from its docs entry
+// (server/command_docs/); a container's map also holds "subcommands".
 void WriteDocs(CommandContext& ctx, const CommandSpec& s) {
   auto& r = ctx.reply;
+  const CommandDoc* doc = FindCommandDoc(s.name);
+  const command_docs::CommandDocEntry none{s.name, "", "", ""};
+  const command_docs::CommandDocEntry& e = doc != nullptr ? *doc->entry : none;
+  const auto history = SplitNonEmpty(e.history, '\n');
+  const auto doc_flags = SplitNonEmpty(e.doc_flags, ' ');
+  const bool has_args = doc != nullptr && !doc->arguments.empty();
   r.Bulk(s.name);
-  r.MapHeader(s.is_container() ? 4 : 3);
+  r.MapHeader(3 + !e.complexity.empty() + !doc_flags.empty() + !e.deprecated_since.empty() +
+              !e.replaced_by.empty() + !history.empty() + has_args + s.is_container());
   r.Bulk("summary");
   r.Bulk(s.summary);
   r.Bulk("since");
-  r.Bulk("1.0.0");
+  r.Bulk(e.since.empty() ? std::string_view(kFeedkvVersion) : e.since);
   r.Bulk("group");
   r.Bulk(s.group);
+  if (!e.complexity.empty()) {
+    r.Bulk("complexity");
+    r.Bulk(e.complexity);
+  }
+  if (!doc_flags.empty()) {
+    r.Bulk("doc_flags");
+    r.SetHeader(doc_flags.size());
+    for (auto f : doc_flags) r.Simple(f);
+  }
+  if (!e.deprecated_since.empty()) {
+    r.Bulk("deprecated_since");
+    r.Bulk(e.deprecated_since);
+  }
+  if (!e.replaced_by.empty()) {
+    r.Bulk("replaced_by");
+    r.Bulk(e.replaced_by);
+  }
+  if (!history.empty()) {
+    // Redis 7.0 replies the history as a set of [version, change] pairs.
+    r.Bulk("history");
+    r.SetHeader(history.size());
+    for (auto line : history) {
+      size_t space = line.find(' ');
+      r.ArrayHeader(2);
+      r.Bulk(line.substr(0, space));
+      r.Bulk(space == std::string_view::npos ? std::string_view() : line.substr(space + 1));
+    }
+  }
+  if (has_args) {
+    r.Bulk("arguments");
+    r.ArrayHeader(doc->arguments.size());
+    for (const ArgumentDoc& a : doc->arguments) WriteArgumentDoc(r, a);
+  }
   if (s.is_container()) {
     r.Bulk("subcommands");
     r.MapHeader(s.subs().size());
@@ -270,17 +364,17 @@ void Command(CommandContext& ctx) {
 }
 
 const SubcommandSpec kCommandSubs[] = {
-    {"count", 2, kLoading | kStale | kAclConnection, "Returns a count of commands."},
-    {"info", -2, kLoading | kStale | kAclConnection, "Returns information about one, multiple or all commands."},
-    {"docs", -2, kLoading | kStale | kAclConnection, "Returns documentary information about one, multiple or all commands."},
-    {"list", -2, kLoading | kStale | kAclConnection, "Returns a list of command names."},
-    {"getkeys", -4, kLoading | kStale | kAclConnection, "Extracts the key names from an arbitrary command."},
-    {"getkeysandflags", -4, kLoading | kStale | kAclConnection, "Extracts the key names and access flags for an arbitrary command."},
-    {"help", 2, kLoading | kStale | kAclConnection, "Returns helpful text about the different subcommands."},
+    {"count", 2, kLoading | kStale | kAclConnection, "Get total number of Redis commands"},
+    {"info", -2, kLoading | kStale | kAclConnection, "Get array of specific Redis command details, or all when no argument is given."},
+    {"docs", -2, kLoading | kStale | kAclConnection, "Get array of specific Redis command documentation"},
+    {"list", -2, kLoading | kStale | kAclConnection, "Get an array of Redis command names"},
+    {"getkeys", -4, kLoading | kStale | kAclConnection, "Extract keys given a full Redis command"},
+    {"getkeysandflags", -4, kLoading | kStale | kAclConnection, "Extract keys and access flags given a full Redis command"},
+    {"help", 2, kLoading | kStale | kAclConnection, "Show helpful text about the different subcommands"},
 };
 
 const CommandSpec kCommands[] = {
-    {"command", -1, kLoading | kStale | kAclConnection, 0, 0, 0, Command, "Returns detailed information about all commands.", "server",
+    {"command", -1, kLoading | kStale | kAclConnection, 0, 0, 0, Command, "Get array of Redis command details", "server",
      kCommandSubs},
 };
 

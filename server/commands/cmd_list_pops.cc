@@ -181,14 +181,14 @@ void BLMPop(CommandContext& ctx) { LMPopGeneric(ctx, 2, true); }
 constexpr uint32_t kW = kWrite | kDenyOom;
 
 const CommandSpec kCommands[] = {
-    {"lmove", 5, kW, 1, 2, 1, LMove, "Returns an element after popping it from one list and pushing it to another. Deletes the list if the last element was moved.", "list", {}, {kKeyRW | kKeyAccess | kKeyDelete, kKeyRW | kKeyInsert}},
-    {"rpoplpush", 3, kW, 1, 2, 1, RPopLPush, "Returns the last element of a list after removing and pushing it to another list. Deletes the list if the last element was popped.", "list", {}, {kKeyRW | kKeyAccess | kKeyDelete, kKeyRW | kKeyInsert}},
-    {"lmpop", -4, kWrite | kKeyNum, 1, 1, 1, LMPop, "Returns multiple elements from a list after removing them. Deletes the list if the last element was popped.", "list", {}, {kKeyRW | kKeyAccess | kKeyDelete}},
-    {"blpop", -3, kWrite | kNoScript | kBlocking, 1, -2, 1, BLPop, "Removes and returns the first element in a list. Blocks until an element is available otherwise. Deletes the list if the last element was popped.", "list", {}, {kKeyRW | kKeyAccess | kKeyDelete}},
-    {"brpop", -3, kWrite | kNoScript | kBlocking, 1, -2, 1, BRPop, "Removes and returns the last element in a list. Blocks until an element is available otherwise. Deletes the list if the last element was popped.", "list", {}, {kKeyRW | kKeyAccess | kKeyDelete}},
-    {"blmove", 6, kW | kNoScript | kBlocking, 1, 2, 1, BLMove, "Pops an element from a list, pushes it to another list and returns it. Blocks until an element is available otherwise. Deletes the list if the last element was moved.", "list", {}, {kKeyRW | kKeyAccess | kKeyDelete, kKeyRW | kKeyInsert}},
-    {"brpoplpush", 4, kW | kNoScript | kBlocking, 1, 2, 1, BRPopLPush, "Pops an element from a list, pushes it to another list and returns it. Block until an element is available otherwise. Deletes the list if the last element was popped.", "list", {}, {kKeyRW | kKeyAccess | kKeyDelete, kKeyRW | kKeyInsert}},
-    {"blmpop", -5, kWrite | kBlocking | kKeyNum, 2, 2, 1, BLMPop, "Pops the first element from one of multiple lists. Blocks until an element is available otherwise. Deletes the list if the last element was popped.", "list", {}, {kKeyRW | kKeyAccess | kKeyDelete}},
+    {"lmove", 5, kW, 1, 2, 1, LMove, "Pop an element from a list, push it to another list and return it", "list", {}, {kKeyRW | kKeyAccess | kKeyDelete, kKeyRW | kKeyInsert}},
+    {"rpoplpush", 3, kW, 1, 2, 1, RPopLPush, "Remove the last element in a list, prepend it to another list and return it", "list", {}, {kKeyRW | kKeyAccess | kKeyDelete, kKeyRW | kKeyInsert}},
+    {"lmpop", -4, kWrite | kKeyNum, 1, 1, 1, LMPop, "Pop elements from a list", "list", {}, {kKeyRW | kKeyAccess | kKeyDelete}},
+    {"blpop", -3, kWrite | kNoScript | kBlocking, 1, -2, 1, BLPop, "Remove and get the first element in a list, or block until one is available", "list", {}, {kKeyRW | kKeyAccess | kKeyDelete}},
+    {"brpop", -3, kWrite | kNoScript | kBlocking, 1, -2, 1, BRPop, "Remove and get the last element in a list, or block until one is available", "list", {}, {kKeyRW | kKeyAccess | kKeyDelete}},
+    {"blmove", 6, kW | kNoScript | kBlocking, 1, 2, 1, BLMove, "Pop an element from a list, push it to another list and return it; or block until one is available", "list", {}, {kKeyRW | kKeyAccess | kKeyDelete, kKeyRW | kKeyInsert}},
+    {"brpoplpush", 4, kW | kNoScript | kBlocking, 1, 2, 1, BRPopLPush, "Pop an element from a list, push it to another list and return it; or block until one is available", "list", {}, {kKeyRW | kKeyAccess | kKeyDelete, kKeyRW | kKeyInsert}},
+    {"blmpop", -5, kWrite | kBlocking | kKeyNum, 2, 2, 1, BLMPop, "Pop elements from a list, or block until one is available", "list", {}, {kKeyRW | kKeyAccess | kKeyDelete}},
 };
 
 }  // namespace

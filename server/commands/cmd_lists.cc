@@ -263,20 +263,20 @@ void LPos(CommandContext& ctx) {
 constexpr uint32_t kW = kWrite | kDenyOom;
 
 const CommandSpec kCommands[] = {
-    {"lpush", -3, kW | kFast, 1, 1, 1, LPush, "Prepends one or more elements to a list. Creates the key if it doesn't exist.", "list", {}, {kKeyRW | kKeyInsert}},
-    {"rpush", -3, kW | kFast, 1, 1, 1, RPush, "Appends one or more elements to a list. Creates the key if it doesn't exist.", "list", {}, {kKeyRW | kKeyInsert}},
-    {"lpushx", -3, kW | kFast, 1, 1, 1, LPushX, "Prepends one or more elements to a list only when the list exists.", "list", {}, {kKeyRW | kKeyInsert}},
-    {"rpushx", -3, kW | kFast, 1, 1, 1, RPushX, "Appends an element to a list only when the list exists.", "list", {}, {kKeyRW | kKeyInsert}},
-    {"lpop", -2, kWrite | kFast, 1, 1, 1, LPop, "Returns the first elements in a list after removing it. Deletes the list if the last element was popped.", "list", {}, {kKeyRW | kKeyAccess | kKeyDelete}},
-    {"rpop", -2, kWrite | kFast, 1, 1, 1, RPop, "Returns and removes the last elements of a list. Deletes the list if the last element was popped.", "list", {}, {kKeyRW | kKeyAccess | kKeyDelete}},
-    {"llen", 2, kReadOnly | kFast, 1, 1, 1, LLen, "Returns the length of a list.", "list", {}, {kKeyRO}},
-    {"lindex", 3, kReadOnly, 1, 1, 1, LIndex, "Returns an element from a list by its index.", "list", {}, {kKeyRO | kKeyAccess}},
-    {"linsert", 5, kW, 1, 1, 1, LInsert, "Inserts an element before or after another element in a list.", "list", {}, {kKeyRW | kKeyInsert}},
-    {"lset", 4, kW, 1, 1, 1, LSet, "Sets the value of an element in a list by its index.", "list", {}, {kKeyRW | kKeyUpdate}},
-    {"lrange", 4, kReadOnly, 1, 1, 1, LRange, "Returns a range of elements from a list.", "list", {}, {kKeyRO | kKeyAccess}},
-    {"ltrim", 4, kWrite, 1, 1, 1, LTrim, "Removes elements from both ends a list. Deletes the list if all elements were trimmed.", "list", {}, {kKeyRW | kKeyDelete}},
-    {"lrem", 4, kWrite, 1, 1, 1, LRem, "Removes elements from a list. Deletes the list if the last element was removed.", "list", {}, {kKeyRW | kKeyDelete}},
-    {"lpos", -3, kReadOnly, 1, 1, 1, LPos, "Returns the index of matching elements in a list.", "list", {}, {kKeyRO}},
+    {"lpush", -3, kW | kFast, 1, 1, 1, LPush, "Prepend one or multiple elements to a list", "list", {}, {kKeyRW | kKeyInsert}},
+    {"rpush", -3, kW | kFast, 1, 1, 1, RPush, "Append one or multiple elements to a list", "list", {}, {kKeyRW | kKeyInsert}},
+    {"lpushx", -3, kW | kFast, 1, 1, 1, LPushX, "Prepend an element to a list, only if the list exists", "list", {}, {kKeyRW | kKeyInsert}},
+    {"rpushx", -3, kW | kFast, 1, 1, 1, RPushX, "Append an element to a list, only if the list exists", "list", {}, {kKeyRW | kKeyInsert}},
+    {"lpop", -2, kWrite | kFast, 1, 1, 1, LPop, "Remove and get the first elements in a list", "list", {}, {kKeyRW | kKeyAccess | kKeyDelete}},
+    {"rpop", -2, kWrite | kFast, 1, 1, 1, RPop, "Remove and get the last elements in a list", "list", {}, {kKeyRW | kKeyAccess | kKeyDelete}},
+    {"llen", 2, kReadOnly | kFast, 1, 1, 1, LLen, "Get the length of a list", "list", {}, {kKeyRO}},
+    {"lindex", 3, kReadOnly, 1, 1, 1, LIndex, "Get an element from a list by its index", "list", {}, {kKeyRO | kKeyAccess}},
+    {"linsert", 5, kW, 1, 1, 1, LInsert, "Insert an element before or after another element in a list", "list", {}, {kKeyRW | kKeyInsert}},
+    {"lset", 4, kW, 1, 1, 1, LSet, "Set the value of an element in a list by its index", "list", {}, {kKeyRW | kKeyUpdate}},
+    {"lrange", 4, kReadOnly, 1, 1, 1, LRange, "Get a range of elements from a list", "list", {}, {kKeyRO | kKeyAccess}},
+    {"ltrim", 4, kWrite, 1, 1, 1, LTrim, "Trim a list to the specified range", "list", {}, {kKeyRW | kKeyDelete}},
+    {"lrem", 4, kWrite, 1, 1, 1, LRem, "Remove elements from a list", "list", {}, {kKeyRW | kKeyDelete}},
+    {"lpos", -3, kReadOnly, 1, 1, 1, LPos, "Return the index of matching elements on a list", "list", {}, {kKeyRO}},
 };
 
 }  // namespace

@@ -243,17 +243,17 @@ void Debug(CommandContext& ctx) {
 }
 
 const CommandSpec kCommands[] = {
-    {"save", 1, kAdmin | kNoScript | kNoMulti, 0, 0, 0, Save, "Synchronously saves the database(s) to disk.",
+    {"save", 1, kAdmin | kNoScript | kNoMulti, 0, 0, 0, Save, "Synchronously save the dataset to disk",
      "server"},
     {"bgsave", -1, kAdmin | kNoScript, 0, 0, 0, BgSave,
-     "Asynchronously saves the database(s) to disk.", "server"},
+     "Asynchronously save the dataset to disk", "server"},
     {"bgrewriteaof", 1, kAdmin | kNoScript, 0, 0, 0, BgRewriteAof,
-     "Asynchronously rewrites the append-only file to disk (new snapshot + new AOF segment).",
+     "Asynchronously rewrite the append-only file",
      "server"},
     {"lastsave", 1, kFast | kLoading | kStale | kAclAdmin | kAclDangerous, 0, 0, 0, LastSave,
-     "Returns the Unix timestamp of the last successful save to disk.", "server"},
+     "Get the UNIX time stamp of the last successful save to disk", "server"},
     {"debug", -2, kAdmin | kNoScript | kLoading | kStale | kProtected, 0, 0, 0, Debug,
-     "A container for debugging commands (DIGEST, DIGEST-VALUE, RELOAD, SLEEP, OBJECT, POPULATE).", "server"},
+     "A container for debugging commands", "server"},
 };
 
 }  // namespace

@@ -138,24 +138,24 @@ constexpr uint32_t kSub = kPubSub | kNoScript | kLoading | kStale | kSubscribedC
 constexpr uint32_t kInfo = kPubSub | kLoading | kStale;
 
 const SubcommandSpec kPubsubSubs[] = {
-    {"channels", -2, kInfo, "Returns the active channels."},
-    {"numsub", -2, kInfo, "Returns a count of subscribers to channels."},
-    {"numpat", 2, kInfo, "Returns a count of unique pattern subscriptions."},
-    {"shardchannels", -2, kInfo, "Returns the active shard channels."},
-    {"shardnumsub", -2, kInfo, "Returns the count of subscribers of shard channels."},
-    {"help", 2, kLoading | kStale, "Returns helpful text about the different subcommands."},
+    {"channels", -2, kInfo, "List active channels"},
+    {"numsub", -2, kInfo, "Get the count of subscribers for channels"},
+    {"numpat", 2, kInfo, "Get the count of unique patterns pattern subscriptions"},
+    {"shardchannels", -2, kInfo, "List active shard channels"},
+    {"shardnumsub", -2, kInfo, "Get the count of subscribers for shard channels"},
+    {"help", 2, kLoading | kStale, "Show helpful text about the different subcommands"},
 };
 
 const CommandSpec kCommands[] = {
-    {"subscribe", -2, kSub | kChannelArgs, 0, 0, 0, Subscribe, "Listens for messages published to channels.", "pubsub"},
-    {"unsubscribe", -1, kSub, 0, 0, 0, Unsubscribe, "Stops listening to messages posted to channels.", "pubsub"},
-    {"psubscribe", -2, kSub | kChannelPatternArgs, 0, 0, 0, PSubscribe, "Listens for messages published to channels that match one or more patterns.", "pubsub"},
-    {"punsubscribe", -1, kSub, 0, 0, 0, PUnsubscribe, "Stops listening to messages published to channels that match one or more patterns.", "pubsub"},
-    {"ssubscribe", -2, kSub | kChannelArgs, 1, -1, 1, SSubscribe, "Listens for messages published to shard channels.", "pubsub", {}, {kKeyNotKey}},
-    {"sunsubscribe", -1, kSub, 1, -1, 1, SUnsubscribe, "Stops listening to messages posted to shard channels.", "pubsub", {}, {kKeyNotKey}},
-    {"publish", 3, kChannelFirstArg | kPubSub | kLoading | kStale | kFast | kMayReplicate, 0, 0, 0, Publish, "Posts a message to a channel.", "pubsub"},
+    {"subscribe", -2, kSub | kChannelArgs, 0, 0, 0, Subscribe, "Listen for messages published to the given channels", "pubsub"},
+    {"unsubscribe", -1, kSub, 0, 0, 0, Unsubscribe, "Stop listening for messages posted to the given channels", "pubsub"},
+    {"psubscribe", -2, kSub | kChannelPatternArgs, 0, 0, 0, PSubscribe, "Listen for messages published to channels matching the given patterns", "pubsub"},
+    {"punsubscribe", -1, kSub, 0, 0, 0, PUnsubscribe, "Stop listening for messages posted to channels matching the given patterns", "pubsub"},
+    {"ssubscribe", -2, kSub | kChannelArgs, 1, -1, 1, SSubscribe, "Listen for messages published to the given shard channels", "pubsub", {}, {kKeyNotKey}},
+    {"sunsubscribe", -1, kSub, 1, -1, 1, SUnsubscribe, "Stop listening for messages posted to the given shard channels", "pubsub", {}, {kKeyNotKey}},
+    {"publish", 3, kChannelFirstArg | kPubSub | kLoading | kStale | kFast | kMayReplicate, 0, 0, 0, Publish, "Post a message to a channel", "pubsub"},
     {"spublish", 3, kChannelFirstArg | kPubSub | kLoading | kStale | kFast | kMayReplicate, 1, 1, 1, SPublish, "Post a message to a shard channel", "pubsub", {}, {kKeyNotKey}},
-    {"pubsub", -2, kInfo, 0, 0, 0, Pubsub, "A container for Pub/Sub commands.", "pubsub", kPubsubSubs},
+    {"pubsub", -2, kInfo, 0, 0, 0, Pubsub, "A container for Pub/Sub commands", "pubsub", kPubsubSubs},
 };
 
 }  // namespace

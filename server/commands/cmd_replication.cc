@@ -150,14 +150,14 @@ void WaitAof(CommandContext& ctx) {
 constexpr uint32_t kRepl = kAdmin | kNoScript | kStale;
 
 const CommandSpec kCommands[] = {
-    {"replicaof", 3, kRepl, 0, 0, 0, ReplicaOf, "Configures a server as replica of another, or promotes it to a master.", "server"},
-    {"slaveof", 3, kRepl, 0, 0, 0, ReplicaOf, "Sets a Redis server as a replica of another, or promotes it to being a master.", "server"},
-    {"replconf", -1, kRepl | kLoading | kAllowBusy, 0, 0, 0, Replconf, "An internal command for configuring the replication stream.", "server"},
-    {"psync", -3, kRepl | kNoMulti, 0, 0, 0, Psync, "An internal command used in replication.", "server"},
-    {"sync", 1, kRepl | kNoMulti, 0, 0, 0, Sync, "An internal command used in replication.", "server"},
-    {"failover", -1, kRepl, 0, 0, 0, Failover, "Starts a coordinated failover from a server to one of its replicas.", "server"},
-    {"role", 1, kNoScript | kLoading | kStale | kFast | kAclAdmin | kAclDangerous, 0, 0, 0, Role, "Returns the replication role.", "server"},
-    {"wait", 3, kAclConnection, 0, 0, 0, Wait, "Blocks until the asynchronous replication of all preceding write commands sent by the connection is completed.", "generic"},
+    {"replicaof", 3, kRepl, 0, 0, 0, ReplicaOf, "Make the server a replica of another instance, or promote it as master.", "server"},
+    {"slaveof", 3, kRepl, 0, 0, 0, ReplicaOf, "Make the server a replica of another instance, or promote it as master.", "server"},
+    {"replconf", -1, kRepl | kLoading | kAllowBusy, 0, 0, 0, Replconf, "An internal command for configuring the replication stream", "server"},
+    {"psync", -3, kRepl | kNoMulti, 0, 0, 0, Psync, "Internal command used for replication", "server"},
+    {"sync", 1, kRepl | kNoMulti, 0, 0, 0, Sync, "Internal command used for replication", "server"},
+    {"failover", -1, kRepl, 0, 0, 0, Failover, "Start a coordinated failover between this server and one of its replicas.", "server"},
+    {"role", 1, kNoScript | kLoading | kStale | kFast | kAclAdmin | kAclDangerous, 0, 0, 0, Role, "Return the role of the instance in the context of replication", "server"},
+    {"wait", 3, kAclConnection, 0, 0, 0, Wait, "Wait for the synchronous replication of all the write commands sent in the context of the current connection", "generic"},
     {"waitaof", 4, kAclConnection, 0, 0, 0, WaitAof, "Blocks until all of the preceding write commands sent by the connection are written to the append-only file of the master and/or replicas.", "generic"},
 };
 

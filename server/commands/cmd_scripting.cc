@@ -111,20 +111,20 @@ void Script(CommandContext& ctx) {
 constexpr uint32_t kEval = kNoScript | kStale | kSkipMonitor | kNoMandatoryKeys | kKeyNum;
 
 const SubcommandSpec kScriptSubs[] = {
-    {"debug", 3, kNoScript, "Sets the debug mode of server-side Lua scripts."},
-    {"exists", -3, kNoScript, "Determines whether server-side Lua scripts exist in the script cache."},
-    {"flush", -2, kNoScript, "Removes all server-side Lua scripts from the script cache."},
-    {"kill", 2, kNoScript | kAllowBusy, "Terminates a server-side Lua script during execution."},
-    {"load", 3, kNoScript | kStale, "Loads a server-side Lua script to the script cache."},
-    {"help", 2, kLoading | kStale, "Returns helpful text about the different subcommands."},
+    {"debug", 3, kNoScript, "Set the debug mode for executed scripts."},
+    {"exists", -3, kNoScript, "Check existence of scripts in the script cache."},
+    {"flush", -2, kNoScript, "Remove all the scripts from the script cache."},
+    {"kill", 2, kNoScript | kAllowBusy, "Kill the script currently in execution."},
+    {"load", 3, kNoScript | kStale, "Load the specified Lua script into the script cache."},
+    {"help", 2, kLoading | kStale, "Show helpful text about the different subcommands"},
 };
 
 const CommandSpec kCommands[] = {
-    {"eval", -3, kEval, 2, 2, 1, Eval, "Executes a server-side Lua script.", "scripting", {}, {kKeyRW | kKeyAccess | kKeyUpdate}},
-    {"evalsha", -3, kEval, 2, 2, 1, EvalSha, "Executes a server-side Lua script by SHA1 digest.", "scripting", {}, {kKeyRW | kKeyAccess | kKeyUpdate}},
-    {"eval_ro", -3, kReadOnly | kEval, 2, 2, 1, EvalRo, "Executes a read-only server-side Lua script.", "scripting", {}, {kKeyRO | kKeyAccess}},
-    {"evalsha_ro", -3, kReadOnly | kEval, 2, 2, 1, EvalShaRo, "Executes a read-only server-side Lua script by SHA1 digest.", "scripting", {}, {kKeyRO | kKeyAccess}},
-    {"script", -2, 0, 0, 0, 0, Script, "A container for Lua scripts management commands.", "scripting", kScriptSubs},
+    {"eval", -3, kEval, 2, 2, 1, Eval, "Execute a Lua script server side", "scripting", {}, {kKeyRW | kKeyAccess | kKeyUpdate}},
+    {"evalsha", -3, kEval, 2, 2, 1, EvalSha, "Execute a Lua script server side", "scripting", {}, {kKeyRW | kKeyAccess | kKeyUpdate}},
+    {"eval_ro", -3, kReadOnly | kEval, 2, 2, 1, EvalRo, "Execute a read-only Lua script server side", "scripting", {}, {kKeyRO | kKeyAccess}},
+    {"evalsha_ro", -3, kReadOnly | kEval, 2, 2, 1, EvalShaRo, "Execute a read-only Lua script server side", "scripting", {}, {kKeyRO | kKeyAccess}},
+    {"script", -2, 0, 0, 0, 0, Script, "A container for Lua scripts management commands", "scripting", kScriptSubs},
 };
 
 }  // namespace

@@ -363,44 +363,44 @@ bool ConfigSetSecret(std::span<const std::string_view> argv, size_t i) {
 }
 
 const SubcommandSpec kConfigSubs[] = {
-    {"get", -3, kAdm, "Returns the effective values of configuration parameters."},
-    {"set", -4, kAdm, "Sets configuration parameters in-flight.", 0, 0, 0, {}, ConfigSetSecret},
-    {"rewrite", 2, kAdm, "Persists the effective configuration to file."},
-    {"resetstat", 2, kAdm, "Resets the server's statistics."},
-    {"help", 2, kLoading | kStale, "Returns helpful text about the different subcommands."},
+    {"get", -3, kAdm, "Get the values of configuration parameters"},
+    {"set", -4, kAdm, "Set configuration parameters to the given values", 0, 0, 0, {}, ConfigSetSecret},
+    {"rewrite", 2, kAdm, "Rewrite the configuration file with the in memory configuration"},
+    {"resetstat", 2, kAdm, "Reset the stats returned by INFO"},
+    {"help", 2, kLoading | kStale, "Show helpful text about the different subcommands"},
 };
 
 const SubcommandSpec kSlowlogSubs[] = {
-    {"get", -2, kAdmin | kLoading | kStale, "Returns the slow log's entries."},
-    {"len", 2, kAdmin | kLoading | kStale, "Returns the number of entries in the slow log."},
-    {"reset", 2, kAdmin | kLoading | kStale, "Clears all entries from the slow log."},
-    {"help", 2, kLoading | kStale, "Returns helpful text about the different subcommands."},
+    {"get", -2, kAdmin | kLoading | kStale, "Get the slow log's entries"},
+    {"len", 2, kAdmin | kLoading | kStale, "Get the slow log's length"},
+    {"reset", 2, kAdmin | kLoading | kStale, "Clear all entries from the slow log"},
+    {"help", 2, kLoading | kStale, "Show helpful text about the different subcommands"},
 };
 
 const SubcommandSpec kLatencySubs[] = {
-    {"latest", 2, kAdm, "Returns the latest latency samples for all events."},
-    {"history", 3, kAdm, "Returns timestamp-latency samples for an event."},
-    {"reset", -2, kAdm, "Resets the latency data for one or more events."},
-    {"doctor", 2, kAdm, "Returns a human-readable latency analysis report."},
+    {"latest", 2, kAdm, "Return the latest latency samples for all events."},
+    {"history", 3, kAdm, "Return timestamp-latency samples for the event."},
+    {"reset", -2, kAdm, "Reset latency data for one or more events."},
+    {"doctor", 2, kAdm, "Return a human readable latency analysis report."},
     {"histogram", -2, kAdm,
-     "Returns the cumulative distribution of latencies of a subset or all commands."},
-    {"help", 2, kLoading | kStale, "Returns helpful text about the different subcommands."},
+     "Return the cumulative distribution of latencies of a subset of commands or all."},
+    {"help", 2, kLoading | kStale, "Show helpful text about the different subcommands."},
 };
 
 const CommandSpec kCommands[] = {
-    {"info", -1, kLoading | kStale | kAclDangerous, 0, 0, 0, Info, "Returns information and statistics about the server.", "server"},
-    {"config", -2, 0, 0, 0, 0, ConfigCmd, "A container for server configuration commands.", "server",
+    {"info", -1, kLoading | kStale | kAclDangerous, 0, 0, 0, Info, "Get information and statistics about the server", "server"},
+    {"config", -2, 0, 0, 0, 0, ConfigCmd, "A container for server configuration commands", "server",
      kConfigSubs},
-    {"dbsize", 1, kReadOnly | kFast | kAclKeyspace, 0, 0, 0, DbSize, "Returns the number of keys in the database.", "server"},
-    {"flushdb", -1, kWrite | kAclKeyspace | kAclDangerous, 0, 0, 0, FlushDb, "Removes all keys from the current database.", "server"},
-    {"flushall", -1, kWrite | kAclKeyspace | kAclDangerous, 0, 0, 0, FlushAll, "Removes all keys from all databases.", "server"},
-    {"swapdb", 3, kWrite | kFast | kAclKeyspace | kAclDangerous, 0, 0, 0, SwapDb, "Swaps two Redis databases.", "server"},
-    {"time", 1, kLoading | kStale | kFast | kRandom, 0, 0, 0, Time, "Returns the server time.", "server"},
-    {"shutdown", -1, kAdmin | kNoScript | kLoading | kStale | kNoMulti | kAllowBusy, 0, 0, 0, Shutdown, "Synchronously saves the database(s) to disk and shuts down the Redis server.", "server"},
-    {"slowlog", -2, 0, 0, 0, 0, Slowlog, "A container for slow log commands.", "server", kSlowlogSubs},
-    {"latency", -2, 0, 0, 0, 0, Latency, "A container for latency diagnostics commands.", "server",
+    {"dbsize", 1, kReadOnly | kFast | kAclKeyspace, 0, 0, 0, DbSize, "Return the number of keys in the selected database", "server"},
+    {"flushdb", -1, kWrite | kAclKeyspace | kAclDangerous, 0, 0, 0, FlushDb, "Remove all keys from the current database", "server"},
+    {"flushall", -1, kWrite | kAclKeyspace | kAclDangerous, 0, 0, 0, FlushAll, "Remove all keys from all databases", "server"},
+    {"swapdb", 3, kWrite | kFast | kAclKeyspace | kAclDangerous, 0, 0, 0, SwapDb, "Swaps two Redis databases", "server"},
+    {"time", 1, kLoading | kStale | kFast | kRandom, 0, 0, 0, Time, "Return the current server time", "server"},
+    {"shutdown", -1, kAdmin | kNoScript | kLoading | kStale | kNoMulti | kAllowBusy, 0, 0, 0, Shutdown, "Synchronously save the dataset to disk and then shut down the server", "server"},
+    {"slowlog", -2, 0, 0, 0, 0, Slowlog, "A container for slow log commands", "server", kSlowlogSubs},
+    {"latency", -2, 0, 0, 0, 0, Latency, "A container for latency diagnostics commands", "server",
      kLatencySubs},
-    {"monitor", 1, kAdmin | kNoScript | kLoading | kStale, 0, 0, 0, Monitor, "Listens for all requests received by the server in real-time.", "server"},
+    {"monitor", 1, kAdmin | kNoScript | kLoading | kStale, 0, 0, 0, Monitor, "Listen for all requests received by the server in real time", "server"},
 };
 
 }  // namespace

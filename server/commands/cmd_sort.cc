@@ -275,9 +275,9 @@ std::vector<int> SortRoPatternKeys(std::span<const std::string_view>) { return {
 
 const CommandSpec kCommands[] = {
     {"sort", -2, kWrite | kDenyOom | kAclContainers | kAclDangerous, 1, 1, 1, Sort,
-     "Sorts the elements in a list, a set, or a sorted set, optionally storing the result.", "generic", {},
+     "Sort the elements in a list, set or sorted set", "generic", {},
      {kKeyRO | kKeyAccess, kKeyOW | kKeyUpdate}, {}, 0, SortStoreKey},
-    {"sort_ro", -2, kReadOnly | kAclContainers | kAclDangerous, 1, 1, 1, SortRo, "Returns the sorted elements of a list, a set, or a sorted set.",
+    {"sort_ro", -2, kReadOnly | kAclContainers | kAclDangerous, 1, 1, 1, SortRo, "Sort the elements in a list, set or sorted set. Read-only variant of SORT.",
      "generic", {}, {kKeyRO | kKeyAccess}, {}, 0, SortRoPatternKeys},
 };
 

@@ -257,14 +257,14 @@ constexpr uint32_t kW = kWrite | kDenyOom;
 constexpr KeyFlags kStoreKeys = {kKeyOW | kKeyUpdate, kKeyRO | kKeyAccess};
 
 const CommandSpec kCommands[] = {
-    {"zunion", -3, kReadOnly | kKeyNum, 1, 1, 1, ZUnion, "Returns the union of multiple sorted sets.", "sorted-set", {}, {kKeyRO | kKeyAccess}},
-    {"zinter", -3, kReadOnly | kKeyNum, 1, 1, 1, ZInter, "Returns the intersect of multiple sorted sets.", "sorted-set", {}, {kKeyRO | kKeyAccess}},
-    {"zdiff", -3, kReadOnly | kKeyNum, 1, 1, 1, ZDiff, "Returns the difference between multiple sorted sets.", "sorted-set", {}, {kKeyRO | kKeyAccess}},
-    {"zintercard", -3, kReadOnly | kKeyNum, 1, 1, 1, ZInterCard, "Returns the number of members of the intersect of multiple sorted sets.", "sorted-set", {}, {kKeyRO | kKeyAccess}},
-    {"zunionstore", -4, kW, 1, 1, 1, ZUnionStore, "Stores the union of multiple sorted sets in a key.", "sorted-set", {}, kStoreKeys, {}, 2},
-    {"zinterstore", -4, kW, 1, 1, 1, ZInterStore, "Stores the intersect of multiple sorted sets in a key.", "sorted-set", {}, kStoreKeys, {}, 2},
-    {"zdiffstore", -4, kW, 1, 1, 1, ZDiffStore, "Stores the difference of multiple sorted sets in a key.", "sorted-set", {}, kStoreKeys, {}, 2},
-    {"zscan", -3, kReadOnly | kRandom, 1, 1, 1, ZScan, "Iterates over members and scores of a sorted set.", "sorted-set", {}, {kKeyRO | kKeyAccess}},
+    {"zunion", -3, kReadOnly | kKeyNum, 1, 1, 1, ZUnion, "Add multiple sorted sets", "sorted-set", {}, {kKeyRO | kKeyAccess}},
+    {"zinter", -3, kReadOnly | kKeyNum, 1, 1, 1, ZInter, "Intersect multiple sorted sets", "sorted-set", {}, {kKeyRO | kKeyAccess}},
+    {"zdiff", -3, kReadOnly | kKeyNum, 1, 1, 1, ZDiff, "Subtract multiple sorted sets", "sorted-set", {}, {kKeyRO | kKeyAccess}},
+    {"zintercard", -3, kReadOnly | kKeyNum, 1, 1, 1, ZInterCard, "Intersect multiple sorted sets and return the cardinality of the result", "sorted-set", {}, {kKeyRO | kKeyAccess}},
+    {"zunionstore", -4, kW, 1, 1, 1, ZUnionStore, "Add multiple sorted sets and store the resulting sorted set in a new key", "sorted-set", {}, kStoreKeys, {}, 2},
+    {"zinterstore", -4, kW, 1, 1, 1, ZInterStore, "Intersect multiple sorted sets and store the resulting sorted set in a new key", "sorted-set", {}, kStoreKeys, {}, 2},
+    {"zdiffstore", -4, kW, 1, 1, 1, ZDiffStore, "Subtract multiple sorted sets and store the resulting sorted set in a new key", "sorted-set", {}, kStoreKeys, {}, 2},
+    {"zscan", -3, kReadOnly | kRandom, 1, 1, 1, ZScan, "Incrementally iterate sorted sets elements and associated scores", "sorted-set", {}, {kKeyRO | kKeyAccess}},
 };
 
 }  // namespace

@@ -194,13 +194,13 @@ void ZRandMember(CommandContext& ctx) {
 }
 
 const CommandSpec kCommands[] = {
-    {"zpopmin", -2, kWrite | kFast, 1, 1, 1, ZPopMin, "Returns the lowest-scoring members from a sorted set after removing them. Deletes the sorted set if the last member was popped.", "sorted-set", {}, {kKeyRW | kKeyAccess | kKeyDelete}},
-    {"zpopmax", -2, kWrite | kFast, 1, 1, 1, ZPopMax, "Returns the highest-scoring members from a sorted set after removing them. Deletes the sorted set if the last member was popped.", "sorted-set", {}, {kKeyRW | kKeyAccess | kKeyDelete}},
-    {"bzpopmin", -3, kWrite | kNoScript | kBlocking | kFast, 1, -2, 1, BZPopMin, "Removes and returns the member with the lowest score from one or more sorted sets. Blocks until a member is available otherwise. Deletes the sorted set if the last element was popped.", "sorted-set", {}, {kKeyRW | kKeyAccess | kKeyDelete}},
-    {"bzpopmax", -3, kWrite | kNoScript | kBlocking | kFast, 1, -2, 1, BZPopMax, "Removes and returns the member with the highest score from one or more sorted sets. Blocks until a member available otherwise.  Deletes the sorted set if the last element was popped.", "sorted-set", {}, {kKeyRW | kKeyAccess | kKeyDelete}},
-    {"zmpop", -4, kWrite | kKeyNum, 1, 1, 1, ZMPop, "Returns the highest- or lowest-scoring members from one or more sorted sets after removing them. Deletes the sorted set if the last member was popped.", "sorted-set", {}, {kKeyRW | kKeyAccess | kKeyDelete}},
-    {"bzmpop", -5, kWrite | kBlocking | kKeyNum, 2, 2, 1, BZMPop, "Removes and returns a member by score from one or more sorted sets. Blocks until a member is available otherwise. Deletes the sorted set if the last element was popped.", "sorted-set", {}, {kKeyRW | kKeyAccess | kKeyDelete}},
-    {"zrandmember", -2, kReadOnly | kRandom, 1, 1, 1, ZRandMember, "Returns one or more random members from a sorted set.", "sorted-set", {}, {kKeyRO | kKeyAccess}},
+    {"zpopmin", -2, kWrite | kFast, 1, 1, 1, ZPopMin, "Remove and return members with the lowest scores in a sorted set", "sorted-set", {}, {kKeyRW | kKeyAccess | kKeyDelete}},
+    {"zpopmax", -2, kWrite | kFast, 1, 1, 1, ZPopMax, "Remove and return members with the highest scores in a sorted set", "sorted-set", {}, {kKeyRW | kKeyAccess | kKeyDelete}},
+    {"bzpopmin", -3, kWrite | kNoScript | kBlocking | kFast, 1, -2, 1, BZPopMin, "Remove and return the member with the lowest score from one or more sorted sets, or block until one is available", "sorted-set", {}, {kKeyRW | kKeyAccess | kKeyDelete}},
+    {"bzpopmax", -3, kWrite | kNoScript | kBlocking | kFast, 1, -2, 1, BZPopMax, "Remove and return the member with the highest score from one or more sorted sets, or block until one is available", "sorted-set", {}, {kKeyRW | kKeyAccess | kKeyDelete}},
+    {"zmpop", -4, kWrite | kKeyNum, 1, 1, 1, ZMPop, "Remove and return members with scores in a sorted set", "sorted-set", {}, {kKeyRW | kKeyAccess | kKeyDelete}},
+    {"bzmpop", -5, kWrite | kBlocking | kKeyNum, 2, 2, 1, BZMPop, "Remove and return members with scores in a sorted set or block until one is available", "sorted-set", {}, {kKeyRW | kKeyAccess | kKeyDelete}},
+    {"zrandmember", -2, kReadOnly | kRandom, 1, 1, 1, ZRandMember, "Get one or multiple random elements from a sorted set", "sorted-set", {}, {kKeyRO | kKeyAccess}},
 };
 
 }  // namespace

@@ -190,13 +190,13 @@ void ZRevRangeByLex(CommandContext& ctx) { Preset(ctx, RangeType::kLex, Directio
 constexpr uint32_t kW = kWrite | kDenyOom;
 
 const CommandSpec kCommands[] = {
-    {"zrange", -4, kReadOnly, 1, 1, 1, ZRange, "Returns members in a sorted set within a range of indexes.", "sorted-set", {}, {kKeyRO | kKeyAccess}},
-    {"zrangestore", -5, kW, 1, 2, 1, ZRangeStore, "Stores a range of members from sorted set in a key.", "sorted-set", {}, {kKeyOW | kKeyUpdate, kKeyRO | kKeyAccess}},
-    {"zrevrange", -4, kReadOnly, 1, 1, 1, ZRevRange, "Returns members in a sorted set within a range of indexes in reverse order.", "sorted-set", {}, {kKeyRO | kKeyAccess}},
-    {"zrangebyscore", -4, kReadOnly, 1, 1, 1, ZRangeByScore, "Returns members in a sorted set within a range of scores.", "sorted-set", {}, {kKeyRO | kKeyAccess}},
-    {"zrevrangebyscore", -4, kReadOnly, 1, 1, 1, ZRevRangeByScore, "Returns members in a sorted set within a range of scores in reverse order.", "sorted-set", {}, {kKeyRO | kKeyAccess}},
-    {"zrangebylex", -4, kReadOnly, 1, 1, 1, ZRangeByLex, "Returns members in a sorted set within a lexicographical range.", "sorted-set", {}, {kKeyRO | kKeyAccess}},
-    {"zrevrangebylex", -4, kReadOnly, 1, 1, 1, ZRevRangeByLex, "Returns members in a sorted set within a lexicographical range in reverse order.", "sorted-set", {}, {kKeyRO | kKeyAccess}},
+    {"zrange", -4, kReadOnly, 1, 1, 1, ZRange, "Return a range of members in a sorted set", "sorted-set", {}, {kKeyRO | kKeyAccess}},
+    {"zrangestore", -5, kW, 1, 2, 1, ZRangeStore, "Store a range of members from sorted set into another key", "sorted-set", {}, {kKeyOW | kKeyUpdate, kKeyRO | kKeyAccess}},
+    {"zrevrange", -4, kReadOnly, 1, 1, 1, ZRevRange, "Return a range of members in a sorted set, by index, with scores ordered from high to low", "sorted-set", {}, {kKeyRO | kKeyAccess}},
+    {"zrangebyscore", -4, kReadOnly, 1, 1, 1, ZRangeByScore, "Return a range of members in a sorted set, by score", "sorted-set", {}, {kKeyRO | kKeyAccess}},
+    {"zrevrangebyscore", -4, kReadOnly, 1, 1, 1, ZRevRangeByScore, "Return a range of members in a sorted set, by score, with scores ordered from high to low", "sorted-set", {}, {kKeyRO | kKeyAccess}},
+    {"zrangebylex", -4, kReadOnly, 1, 1, 1, ZRangeByLex, "Return a range of members in a sorted set, by lexicographical range", "sorted-set", {}, {kKeyRO | kKeyAccess}},
+    {"zrevrangebylex", -4, kReadOnly, 1, 1, 1, ZRevRangeByLex, "Return a range of members in a sorted set, by lexicographical range, ordered from higher to lower strings.", "sorted-set", {}, {kKeyRO | kKeyAccess}},
 };
 
 }  // namespace

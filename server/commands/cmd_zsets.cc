@@ -233,19 +233,19 @@ void ZRemRangeByLex(CommandContext& ctx) {
 constexpr uint32_t kW = kWrite | kDenyOom;
 
 const CommandSpec kCommands[] = {
-    {"zadd", -4, kW | kFast, 1, 1, 1, ZAdd, "Adds one or more members to a sorted set, or updates their scores. Creates the key if it doesn't exist.", "sorted-set", {}, {kKeyRW | kKeyUpdate}},
-    {"zincrby", 4, kW | kFast, 1, 1, 1, ZIncrBy, "Increments the score of a member in a sorted set.", "sorted-set", {}, {kKeyRW | kKeyUpdate}},
-    {"zrem", -3, kWrite | kFast, 1, 1, 1, ZRem, "Removes one or more members from a sorted set. Deletes the sorted set if all members were removed.", "sorted-set", {}, {kKeyRW | kKeyDelete}},
-    {"zcard", 2, kReadOnly | kFast, 1, 1, 1, ZCard, "Returns the number of members in a sorted set.", "sorted-set", {}, {kKeyRO}},
-    {"zscore", 3, kReadOnly | kFast, 1, 1, 1, ZScore, "Returns the score of a member in a sorted set.", "sorted-set", {}, {kKeyRO | kKeyAccess}},
-    {"zmscore", -3, kReadOnly | kFast, 1, 1, 1, ZMScore, "Returns the score of one or more members in a sorted set.", "sorted-set", {}, {kKeyRO | kKeyAccess}},
-    {"zrank", 3, kReadOnly | kFast, 1, 1, 1, ZRank, "Returns the index of a member in a sorted set ordered by ascending scores.", "sorted-set", {}, {kKeyRO | kKeyAccess}},
-    {"zrevrank", 3, kReadOnly | kFast, 1, 1, 1, ZRevRank, "Returns the index of a member in a sorted set ordered by descending scores.", "sorted-set", {}, {kKeyRO | kKeyAccess}},
-    {"zcount", 4, kReadOnly | kFast, 1, 1, 1, ZCount, "Returns the count of members in a sorted set that have scores within a range.", "sorted-set", {}, {kKeyRO | kKeyAccess}},
-    {"zlexcount", 4, kReadOnly | kFast, 1, 1, 1, ZLexCount, "Returns the number of members in a sorted set within a lexicographical range.", "sorted-set", {}, {kKeyRO | kKeyAccess}},
-    {"zremrangebyrank", 4, kWrite, 1, 1, 1, ZRemRangeByRank, "Removes members in a sorted set within a range of indexes. Deletes the sorted set if all members were removed.", "sorted-set", {}, {kKeyRW | kKeyDelete}},
-    {"zremrangebyscore", 4, kWrite, 1, 1, 1, ZRemRangeByScore, "Removes members in a sorted set within a range of scores. Deletes the sorted set if all members were removed.", "sorted-set", {}, {kKeyRW | kKeyDelete}},
-    {"zremrangebylex", 4, kWrite, 1, 1, 1, ZRemRangeByLex, "Removes members in a sorted set within a lexicographical range. Deletes the sorted set if all members were removed.", "sorted-set", {}, {kKeyRW | kKeyDelete}},
+    {"zadd", -4, kW | kFast, 1, 1, 1, ZAdd, "Add one or more members to a sorted set, or update its score if it already exists", "sorted-set", {}, {kKeyRW | kKeyUpdate}},
+    {"zincrby", 4, kW | kFast, 1, 1, 1, ZIncrBy, "Increment the score of a member in a sorted set", "sorted-set", {}, {kKeyRW | kKeyUpdate}},
+    {"zrem", -3, kWrite | kFast, 1, 1, 1, ZRem, "Remove one or more members from a sorted set", "sorted-set", {}, {kKeyRW | kKeyDelete}},
+    {"zcard", 2, kReadOnly | kFast, 1, 1, 1, ZCard, "Get the number of members in a sorted set", "sorted-set", {}, {kKeyRO}},
+    {"zscore", 3, kReadOnly | kFast, 1, 1, 1, ZScore, "Get the score associated with the given member in a sorted set", "sorted-set", {}, {kKeyRO | kKeyAccess}},
+    {"zmscore", -3, kReadOnly | kFast, 1, 1, 1, ZMScore, "Get the score associated with the given members in a sorted set", "sorted-set", {}, {kKeyRO | kKeyAccess}},
+    {"zrank", 3, kReadOnly | kFast, 1, 1, 1, ZRank, "Determine the index of a member in a sorted set", "sorted-set", {}, {kKeyRO | kKeyAccess}},
+    {"zrevrank", 3, kReadOnly | kFast, 1, 1, 1, ZRevRank, "Determine the index of a member in a sorted set, with scores ordered from high to low", "sorted-set", {}, {kKeyRO | kKeyAccess}},
+    {"zcount", 4, kReadOnly | kFast, 1, 1, 1, ZCount, "Count the members in a sorted set with scores within the given values", "sorted-set", {}, {kKeyRO | kKeyAccess}},
+    {"zlexcount", 4, kReadOnly | kFast, 1, 1, 1, ZLexCount, "Count the number of members in a sorted set between a given lexicographical range", "sorted-set", {}, {kKeyRO | kKeyAccess}},
+    {"zremrangebyrank", 4, kWrite, 1, 1, 1, ZRemRangeByRank, "Remove all members in a sorted set within the given indexes", "sorted-set", {}, {kKeyRW | kKeyDelete}},
+    {"zremrangebyscore", 4, kWrite, 1, 1, 1, ZRemRangeByScore, "Remove all members in a sorted set within the given scores", "sorted-set", {}, {kKeyRW | kKeyDelete}},
+    {"zremrangebylex", 4, kWrite, 1, 1, 1, ZRemRangeByLex, "Remove all members in a sorted set between the given lexicographical range", "sorted-set", {}, {kKeyRW | kKeyDelete}},
 };
 
 }  // namespace
