@@ -174,8 +174,11 @@ TRANSCRIPT = [
     ("EVAL", "return redis.call('incr', 'm')", "0"),
     ("EVAL", "return redis.call('incr', 'm')", "0"),
     ("EXEC",),
-]
-
+    # Number arguments reach the command as Redis formats them ("%.17g"),
+    # integral ones below 1e17 as plain digits.
+] + [("EVAL", f"redis.call('set', 'num', {v}) return redis.call('get', 'num')", "0")
+     for v in ("1.5e300", "-0.0", "123456789012345678", "-99999999999999999",
+               "99999999999999984", "-5", "0", "3.0", "1e16", "0.1", "1/0", "-1/0", "0/0")]
 
 # The cmsgpack and struct libraries: encodings byte for byte, decoding, offsets
 # and the libraries' own error texts.
