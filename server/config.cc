@@ -638,17 +638,22 @@ Status Config::ApplyArgs(const std::vector<std::string>& args) {
   return Status::OK();
 }
 
-Status Config::Rewrite() const {
+Status Config::Rewrite(std::span<const std::string> user_lines) const {
   if (file_.empty()) {
     return Status::InvalidArgument("The server is running without a config file");
   }
   std::ifstream in(file_);
   std::vector<std::string> lines;
   std::set<std::string> written;
+  size_t next_user = 0;
   std::string line;
   while (std::getline(in, line)) {
     std::vector<std::string> argv;
     if (protocol::SplitInlineArgs(line, &argv) && !argv.empty() && argv[0][0] != '#') {
+      if (LowerAscii(argv[0]) == "user") {
+        if (next_user < user_lines.size()) lines.push_back(user_lines[next_user++]);
+        continue;
+      }
       const std::string* name = Resolve(LowerAscii(argv[0]));
       const std::string key = name ? *name : LowerAscii(argv[0]);
       auto it = entries_.find(key);
@@ -663,6 +668,7 @@ Status Config::Rewrite() const {
     std::string v = e.get(values_);
     if (!written.count(name) && v != e.default_value) lines.push_back(name + " " + QuoteIfNeeded(v));
   }
+  for (; next_user < user_lines.size(); next_user++) lines.push_back(user_lines[next_user]);
   std::string tmp = file_ + ".tmp";
   {
     std::ofstream out(tmp, std::ios::trunc);

@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <span>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -200,8 +201,11 @@ class Config {
   // Applies "--name value [value...]" command-line arguments.
   Status ApplyArgs(const std::vector<std::string>& args);
   // Rewrites the config file: known directives updated in place, the rest
-  // appended; unknown lines kept. REQUIRES: a file was loaded.
-  Status Rewrite() const;
+  // appended; unknown lines kept. `user_lines` ("user <name> <rules>") replace
+  // the file's user lines in place, the rest appended, as Redis's
+  // rewriteConfigUserOption (empty with an aclfile: the file's user lines go).
+  // REQUIRES: a file was loaded.
+  Status Rewrite(std::span<const std::string> user_lines = {}) const;
   const std::string& file() const { return file_; }
 
   // Called after a successful runtime Set of `name`.

@@ -394,3 +394,26 @@ def test_passwords_are_redacted_in_slowlog_and_monitor(server):
     logged = " ".join(str(e["command"]) for e in c.slowlog_get(100))
     assert "secretpw" not in logged
     assert "(redacted)" in logged
+
+
+def test_config_rewrite_writes_users_into_the_config_file(start_server):
+    # As Redis's rewriteConfigUserOption without an aclfile: every user, the
+    # default one too, replaces the file's user lines in place.
+    srv = start_server(config="# users below\nuser alice on >pw ~* &* +@all\nmaxclients 900\n")
+    c = srv.raw()
+    assert c.cmd("ACL", "SETUSER", "bob", "on", ">secret", "~k*", "+get") == "OK"
+    assert c.cmd("ACL", "SETUSER", "alice", "-@dangerous") == "OK"
+    assert c.cmd("CONFIG", "REWRITE") == "OK"
+    text = srv.config_path.read_text()
+    lines = text.splitlines()
+    users = [line for line in lines if line.startswith("user ")]
+    assert [u.split()[1] for u in users] == ["alice", "bob", "default"], text
+    assert lines.index(users[0]) == lines.index("# users below") + 1, "alice's line kept its place"
+    assert "-@dangerous" in users[0] and "secret" not in text and "~k*" in users[1]
+    again = start_server(config=text)
+    # alice and bob come back as they were (the default user's line is read
+    # back with sanitize-payload, by both servers).
+    assert again.raw().cmd("ACL", "LIST")[:2] == c.cmd("ACL", "LIST")[:2]
+    as_bob = again.raw()
+    assert as_bob.cmd("AUTH", "bob", "secret") == "OK"
+    assert as_bob.cmd("GET", "kx") is None
