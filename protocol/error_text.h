@@ -6,6 +6,8 @@
 
 namespace feedkv::protocol::err {
 
+// The code word a message without one gets (Redis's addReplyError).
+inline constexpr char kErrPrefix[] = "ERR ";
 inline constexpr char kSyntax[] = "ERR syntax error";
 inline constexpr char kNotInteger[] = "ERR value is not an integer or out of range";
 inline constexpr char kNotFloat[] = "ERR value is not a valid float";
@@ -342,5 +344,80 @@ inline constexpr char kAclCantRun[] = "can't run this command or subcommand";
 inline constexpr char kAclCantAccessKeys[] =
     "can't access at least one of the keys mentioned in the command arguments";
 inline constexpr char kAclCantPublish[] = "can't publish to the channel mentioned in the command";
+
+// Scripts (server/script_engine.cc, cmd_scripting.cc); {} marks fmt fields.
+inline constexpr char kScriptRunError[] = "ERR Error running script (call to f_{}): @{}";
+inline constexpr char kScriptShebangEngine[] = "ERR Unexpected engine in script shebang: {}";
+inline constexpr char kScriptShebangOption[] = "ERR Unknown lua shebang option: {}";
+inline constexpr char kScriptShebangFlag[] = "ERR Unexpected flag in script shebang: {}";
+inline constexpr char kScriptCompile[] = "ERR Error compiling script (new function): {}";
+inline constexpr char kScriptUnknownError[] = "ERR unknown error";
+inline constexpr char kScriptStackLimit[] = "ERR reached lua stack limit";
+inline constexpr char kScriptDebuggerUnsupported[] =
+    "ERR The Lua debugger (SCRIPT DEBUG YES|SYNC) is not supported by feedkv";
+inline constexpr char kScriptDebugUsage[] = "ERR Use SCRIPT DEBUG YES/SYNC/NO";
+
+// Functions (server/script_functions.cc, cmd_functions.cc); {} marks fmt fields;
+// kFunctionRegisterPrefix is followed by the Lua error.
+// Raised inside Lua without a code word; FUNCTION LOAD replies it after "ERR ".
+inline constexpr char kFunctionBadName[] =
+    "Library names can only contain letters, numbers, or underscores(_) and must be at least one "
+    "character long";
+inline constexpr char kFunctionMissingMetadata[] = "ERR Missing library metadata";
+inline constexpr char kFunctionInvalidMetadata[] = "ERR Invalid library metadata";
+inline constexpr char kFunctionNameTwice[] =
+    "ERR Invalid metadata value, name argument was given multiple times";
+inline constexpr char kFunctionBadMetadataValue[] = "ERR Invalid metadata value given: {}";
+inline constexpr char kFunctionNoLibraryName[] = "ERR Library name was not given";
+inline constexpr char kFunctionCompile[] = "ERR Error compiling function: {}";
+inline constexpr char kFunctionRegisterPrefix[] = "ERR Error registering functions: ";
+inline constexpr char kFunctionNoneRegistered[] = "ERR No functions registered";
+inline constexpr char kFunctionEngineNotFound[] = "ERR Engine '{}' not found";
+inline constexpr char kFunctionLibraryExists[] = "ERR Library '{}' already exists";
+inline constexpr char kFunctionExists[] = "ERR Function {} already exists";
+inline constexpr char kFunctionNotFound[] = "ERR Function not found";
+inline constexpr char kFunctionBadNumKeys[] = "ERR Bad number of keys provided";
+inline constexpr char kFunctionWriteInRo[] =
+    "ERR Can not execute a script with write flag using *_ro command.";
+inline constexpr char kFunctionUnknownOption[] = "ERR Unknown option given: {}";
+inline constexpr char kFunctionNoCode[] = "ERR Function code was not given";
+inline constexpr char kFunctionLibraryNotFound[] = "ERR Library not found";
+inline constexpr char kFunctionFlushOption[] = "ERR FUNCTION FLUSH only supports SYNC|ASYNC option";
+inline constexpr char kFunctionNoLibraryNameArg[] = "ERR library name argument was not given";
+inline constexpr char kFunctionUnknownArgument[] = "ERR Unknown argument {}";
+inline constexpr char kFunctionRestorePolicy[] =
+    "ERR Wrong restore policy given, value should be either FLUSH, APPEND or REPLACE.";
+inline constexpr char kFunctionDumpChecksum[] = "ERR DUMP payload version or checksum are wrong";
+inline constexpr char kFunctionPayloadMalformed[] = "ERR payload is malformed";
+inline constexpr char kFunctionPayloadType[] = "ERR given type is not a function";
+
+// CLIENT TRACKING / CLIENT CACHING (cmd_client_tracking.cc).
+inline constexpr char kTrackingPrefixOverlapsExisting[] =
+    "ERR Prefix '{}' overlaps with an existing prefix '{}'. Prefixes for a single client must not "
+    "overlap.";
+inline constexpr char kTrackingPrefixOverlapsGiven[] =
+    "ERR Prefix '{}' overlaps with another provided prefix '{}'. Prefixes for a single client must "
+    "not overlap.";
+inline constexpr char kTrackingRedirectTwice[] = "ERR A client can only redirect to a single other client";
+inline constexpr char kTrackingRedirectMissing[] = "ERR The client ID you want redirect to does not exist";
+inline constexpr char kTrackingPrefixNeedsBcast[] = "ERR PREFIX option requires BCAST mode to be enabled";
+inline constexpr char kTrackingBcastSwitch[] =
+    "ERR You can't switch BCAST mode on/off before disabling tracking for this client, and "
+    "then re-enabling it with a different mode.";
+inline constexpr char kTrackingOptBcast[] = "ERR OPTIN and OPTOUT are not compatible with BCAST";
+inline constexpr char kTrackingOptinOptout[] = "ERR You can't specify both OPTIN mode and OPTOUT mode";
+inline constexpr char kTrackingOptSwitch[] =
+    "ERR You can't switch OPTIN/OPTOUT mode before disabling tracking for this client, and "
+    "then re-enabling it with a different mode.";
+inline constexpr char kCachingNeedsOptMode[] =
+    "ERR CLIENT CACHING can be called only when the client is in tracking mode with OPTIN or "
+    "OPTOUT mode enabled";
+inline constexpr char kCachingYesNeedsOptin[] =
+    "ERR CLIENT CACHING YES is only valid when tracking is enabled in OPTIN mode.";
+inline constexpr char kCachingNoNeedsOptout[] =
+    "ERR CLIENT CACHING NO is only valid when tracking is enabled in OPTOUT mode.";
+
+// Bloom filters beyond RedisBloom's texts ({}: the bytes needed).
+inline constexpr char kBloomTooBig[] = "ERR filter would exceed bf-max-filter-bytes (bytes needed {})";
 
 }  // namespace feedkv::protocol::err

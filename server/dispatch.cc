@@ -121,7 +121,7 @@ void CommandContext::Failed(std::string_view msg) {
 }
 
 void CommandContext::Error(const Status& s) {
-  Error("ERR " + (s.message().empty() ? s.ToString() : s.message()));
+  Error(protocol::err::kErrPrefix + (s.message().empty() ? s.ToString() : s.message()));
 }
 
 bool CommandContext::IntArg(size_t i, int64_t* out) {

@@ -180,7 +180,7 @@ bool ParseShebang(std::string_view body, ScriptFlags* flags, std::string* error)
   std::string_view rest = line;
   std::string_view engine = rest.substr(0, rest.find(' '));
   if (engine != "#!lua") {
-    *error = fmt::format("ERR Unexpected engine in script shebang: {}", engine);
+    *error = fmt::format(protocol::err::kScriptShebangEngine, engine);
     return false;
   }
   rest.remove_prefix(engine.size());
@@ -190,7 +190,7 @@ bool ParseShebang(std::string_view body, ScriptFlags* flags, std::string* error)
     std::string_view part = rest.substr(0, rest.find(' '));
     rest.remove_prefix(part.size());
     if (!part.starts_with("flags=")) {
-      *error = fmt::format("ERR Unknown lua shebang option: {}", part);
+      *error = fmt::format(protocol::err::kScriptShebangOption, part);
       return false;
     }
     std::string_view list = part.substr(6);
@@ -198,7 +198,7 @@ bool ParseShebang(std::string_view body, ScriptFlags* flags, std::string* error)
       std::string_view f = list.substr(0, list.find(','));
       list.remove_prefix(std::min(list.size(), f.size() + 1));
       if (!ApplyScriptFlag(f, flags)) {
-        *error = fmt::format("ERR Unexpected flag in script shebang: {}", f);
+        *error = fmt::format(protocol::err::kScriptShebangFlag, f);
         return false;
       }
     }
@@ -210,6 +210,9 @@ ScriptEngine::ScriptEngine(Server& server) : server_(server) {
   client_.authenticated = true;
   client_.addr = "lua";
   Open();
+  server_.AddConfigHook([this](const std::string& name) {
+    if (name == "busy-reply-threshold" || name == "lua-time-limit") busy_threshold_ms_ = -1;
+  });
 }
 
 ScriptEngine::~ScriptEngine() { Close(); }
@@ -354,8 +357,20 @@ std::string_view ScriptEngine::Kill() {
   return {};
 }
 
+namespace {
+
+// `sha` lower-cased into `out` (40 bytes); false when it cannot be a SHA-1.
+bool LowerSha(std::string_view sha, char* out) {
+  if (sha.size() != 40) return false;
+  for (size_t i = 0; i < 40; i++) out[i] = LowerAscii(sha[i]);
+  return true;
+}
+
+}  // namespace
+
 bool ScriptEngine::Exists(std::string_view sha) const {
-  return sha.size() == 40 && scripts_.contains(LowerAscii(sha));
+  char lower[40];
+  return LowerSha(sha, lower) && scripts_.contains(std::string_view(lower, 40));
 }
 
 bool ScriptEngine::Load(std::string_view body, std::string* sha, std::string* error) {
@@ -367,7 +382,7 @@ bool ScriptEngine::Load(std::string_view body, std::string* sha, std::string* er
   std::string source(body);
   if (flags.shebang) source.replace(0, std::min(source.size(), source.find('\n')), "");
   if (luaL_loadbuffer(L_, source.data(), source.size(), "@user_script") != 0) {
-    *error = fmt::format("ERR Error compiling script (new function): {}", lua_tostring(L_, -1));
+    *error = fmt::format(protocol::err::kScriptCompile, lua_tostring(L_, -1));
     lua_pop(L_, 1);
     return false;
   }
@@ -394,19 +409,26 @@ void SetArrayGlobal(lua_State* L, const char* name, std::span<const std::string_
 
 }  // namespace
 
-void ScriptEngine::Run(CommandContext& ctx, const std::string& sha, std::span<const std::string_view> keys,
+bool ScriptEngine::Run(CommandContext& ctx, std::string_view sha_any_case, std::span<const std::string_view> keys,
                        std::span<const std::string_view> argv, bool read_only) {
-  const ScriptFlags& flags = scripts_.at(sha);
-  Execute(ctx, sha, read_only || flags.no_writes, flags.allow_oom, false, [&](lua_State* L) {
+  char lower[41];
+  if (!LowerSha(sha_any_case, lower)) return false;
+  lower[40] = '\0';
+  auto it = scripts_.find(std::string_view(lower, 40));
+  if (it == scripts_.end()) return false;
+  const ScriptFlags& flags = it->second;
+  const char* sha = lower;
+  Execute(ctx, std::string_view(lower, 40), read_only || flags.no_writes, flags.allow_oom, false, [&](lua_State* L) {
     lua_rawgeti(L, LUA_REGISTRYINDEX, globals_ref_);
     SetArrayGlobal(L, "KEYS", keys);
     SetArrayGlobal(L, "ARGV", argv);
     lua_pop(L, 1);
     lua_rawgeti(L, LUA_REGISTRYINDEX, scripts_ref_);
-    lua_getfield(L, -1, sha.c_str());
+    lua_getfield(L, -1, sha);
     lua_remove(L, -2);
     return 0;
   });
+  return true;
 }
 
 void ScriptEngine::RunFunction(CommandContext& ctx, const FunctionInfo& f, std::span<const std::string_view> keys,
@@ -427,10 +449,19 @@ void ScriptEngine::RunFunction(CommandContext& ctx, const FunctionInfo& f, std::
   });
 }
 
-void ScriptEngine::Execute(CommandContext& ctx, const std::string& sha, bool read_only, bool allow_oom,
-                           bool function, const std::function<int(lua_State*)>& push) {
+template <typename PushFn>
+void ScriptEngine::Execute(CommandContext& ctx, std::string_view sha, bool read_only, bool allow_oom,
+                           bool function, const PushFn& push) {
   lua_State* L = L_;
-  run_ = RunState{&ctx, sha, read_only, allow_oom, false, 2, function};
+  // Field by field: the name's buffer is kept from the last run, so a run
+  // allocates nothing for it.
+  run_.caller = &ctx;
+  run_.sha.assign(sha);
+  run_.read_only = read_only;
+  run_.allow_oom = allow_oom;
+  run_.wrote = false;
+  run_.resp = 2;
+  run_.function = function;
   client_.db = ctx.client.db;
   client_.resp = 2;
   client_.script_caller = &ctx.client;
@@ -439,7 +470,10 @@ void ScriptEngine::Execute(CommandContext& ctx, const std::string& sha, bool rea
   const int nargs = push(L);
   caller_ = &ctx.client;
   start_ns_ = MonotonicClock::NowNs();
-  busy_after_ms_ = std::strtoll(server_.config().ValueOf("busy-reply-threshold").c_str(), nullptr, 10);
+  if (busy_threshold_ms_ < 0) {
+    busy_threshold_ms_ = std::strtoll(server_.config().ValueOf("busy-reply-threshold").c_str(), nullptr, 10);
+  }
+  busy_after_ms_ = busy_threshold_ms_;
   g_running = this;
   const int rc = lua_pcall(L, nargs, 1, -2 - nargs);
   g_running = nullptr;
@@ -452,7 +486,7 @@ void ScriptEngine::Execute(CommandContext& ctx, const std::string& sha, bool rea
     WriteLuaAsReply(L, -1, run_.resp, ctx.reply);
   } else if (lua_istable(L, -1)) {
     lua_getfield(L, -1, "err");
-    std::string msg = lua_isstring(L, -1) ? lua_tostring(L, -1) : "ERR unknown error";
+    std::string msg = lua_isstring(L, -1) ? lua_tostring(L, -1) : protocol::err::kScriptUnknownError;
     lua_getfield(L, -2, "source");
     lua_getfield(L, -3, "line");
     if (lua_isstring(L, -2) && lua_isnumber(L, -1)) {
@@ -466,8 +500,7 @@ void ScriptEngine::Execute(CommandContext& ctx, const std::string& sha, bool rea
       ctx.ErrorVerbatim(msg);
     }
   } else {
-    ctx.ErrorVerbatim(fmt::format("ERR Error running script (call to f_{}): @{}", sha,
-                                  lua_isstring(L, -1) ? lua_tostring(L, -1) : "?"));
+    ctx.ErrorVerbatim(fmt::format(protocol::err::kScriptRunError, sha, lua_isstring(L, -1) ? lua_tostring(L, -1) : "?"));
   }
   lua_settop(L, 0);
   // KEYS and ARGV go, so a script's arguments are not kept alive until the next.
@@ -477,7 +510,7 @@ void ScriptEngine::Execute(CommandContext& ctx, const std::string& sha, bool rea
   lua_pushnil(L);
   lua_setfield(L, -2, "ARGV");
   lua_pop(L, 1);
-  run_ = RunState{};
+  run_.caller = nullptr;  // not running; run_.sha keeps its buffer for the next run
   caller_ = nullptr;
   client_.script_caller = nullptr;
   client_.user = nullptr;

@@ -80,9 +80,10 @@ class ScriptEngine {
   // SCRIPT FLUSH: forgets every script and starts a fresh interpreter.
   void Flush();
 
-  // EVAL / EVALSHA: runs the cached script `sha` (lower case) with KEYS and
-  // ARGV, replying on ctx. `read_only`: EVAL_RO / EVALSHA_RO.
-  void Run(CommandContext& ctx, const std::string& sha, std::span<const std::string_view> keys,
+  // EVAL / EVALSHA: runs the cached script `sha` (any case) with KEYS and
+  // ARGV, replying on ctx. `read_only`: EVAL_RO / EVALSHA_RO. Returns false,
+  // having done nothing, when no such script is cached.
+  bool Run(CommandContext& ctx, std::string_view sha, std::span<const std::string_view> keys,
            std::span<const std::string_view> argv, bool read_only);
 
   // Functions (server/script_functions.cc). FUNCTION LOAD: runs `code` (a
@@ -145,8 +146,10 @@ class ScriptEngine {
   void Close();
   // Runs the function the caller pushes (push returns its argument count,
   // pushed after it) as script `name`, replying on ctx.
-  void Execute(CommandContext& ctx, const std::string& name, bool read_only, bool allow_oom,
-               bool function, const std::function<int(lua_State*)>& push);
+  // (A template, not std::function: EVALSHA's hot path allocates nothing.)
+  template <typename PushFn>
+  void Execute(CommandContext& ctx, std::string_view name, bool read_only, bool allow_oom, bool function,
+               const PushFn& push);
   // Compiles and runs a library's code in the load environment; fills *lib
   // and *found (its functions) without touching the kept libraries.
   bool RunLibraryCode(std::string_view code, FunctionLibrary* lib, std::vector<FunctionInfo>* found,
@@ -159,7 +162,12 @@ class ScriptEngine {
   int globals_ref_ = 0;   // registry refs: the real globals table,
   int scripts_ref_ = 0;   // sha -> function,
   int handler_ref_ = 0;   // and the pcall error handler
-  std::unordered_map<std::string, ScriptFlags> scripts_;  // sha -> its shebang flags
+  // A transparent hash: EVALSHA looks a lower-cased view up without a copy.
+  struct ShaHash {
+    using is_transparent = void;
+    size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+  };
+  std::unordered_map<std::string, ScriptFlags, ShaHash, std::equal_to<>> scripts_;  // sha -> shebang flags
   size_t body_bytes_ = 0;
   RunState run_;
   const Client* caller_ = nullptr;
@@ -167,6 +175,7 @@ class ScriptEngine {
   bool kill_requested_ = false;
   int64_t start_ns_ = 0;
   int64_t busy_after_ms_ = 0;   // busy-reply-threshold when the script began
+  int64_t busy_threshold_ms_ = -1;  // the setting, parsed once (-1: read it again)
   int64_t last_served_ns_ = 0;
   Client client_;  // the client redis.call runs commands on
   // Functions: libraries by name, functions by name; the callbacks live in the

@@ -20,6 +20,7 @@ extern "C" {
 #include <lua5.1/lua.h>
 }
 
+#include "protocol/error_text.h"
 #include "server/monotonic_clock.h"
 #include "server/script_engine.h"
 #include "server/script_values.h"
@@ -33,9 +34,6 @@ namespace {
 
 constexpr int64_t kLoadTimeoutNs = 500'000'000;  // Redis's LOAD_TIMEOUT_MS
 constexpr char kPendingKey[] = "feedkv_pending_functions";
-constexpr char kBadName[] =
-    "Library names can only contain letters, numbers, or underscores(_) and must be at least one "
-    "character long";
 
 bool ValidName(std::string_view n) {
   if (n.empty()) return false;
@@ -69,12 +67,12 @@ bool ParseFlags(lua_State* L, int idx, ScriptFlags* f) {
 // Redis's functionExtractLibMetaData: "#!<engine> name=<library>".
 bool ParseMetadata(std::string_view code, std::string* engine, std::string* name, std::string* error) {
   if (!code.starts_with("#!")) {
-    *error = "ERR Missing library metadata";
+    *error = protocol::err::kFunctionMissingMetadata;
     return false;
   }
   size_t eol = code.find('\n');
   if (eol == std::string_view::npos) {
-    *error = "ERR Invalid library metadata";
+    *error = protocol::err::kFunctionInvalidMetadata;
     return false;
   }
   std::vector<std::string> parts;
@@ -92,18 +90,18 @@ bool ParseMetadata(std::string_view code, std::string* engine, std::string* name
   for (size_t k = 1; k < parts.size(); k++) {
     if (parts[k].size() >= 5 && LowerAscii(parts[k].substr(0, 5)) == "name=") {
       if (named) {
-        *error = "ERR Invalid metadata value, name argument was given multiple times";
+        *error = protocol::err::kFunctionNameTwice;
         return false;
       }
       *name = parts[k].substr(5);
       named = true;
       continue;
     }
-    *error = fmt::format("ERR Invalid metadata value given: {}", parts[k]);
+    *error = fmt::format(protocol::err::kFunctionBadMetadataValue, parts[k]);
     return false;
   }
   if (!named) {
-    *error = "ERR Library name was not given";
+    *error = protocol::err::kFunctionNoLibraryName;
     return false;
   }
   return true;
@@ -152,7 +150,7 @@ int RegisterFunctionLua(lua_State* L) {
   } else {
     return Raise(L, "wrong number of arguments to redis.register_function");
   }
-  if (!ValidName(f.name)) return Raise(L, kBadName);
+  if (!ValidName(f.name)) return Raise(L, protocol::err::kFunctionBadName);
   for (const FunctionInfo& g : *out) {
     if (g.name == f.name) return Raise(L, "Function already exists in the library");
   }
@@ -171,7 +169,7 @@ bool ScriptEngine::RunLibraryCode(std::string_view code, FunctionLibrary* lib, s
   std::string source(code);
   source.replace(0, source.find('\n'), "");
   if (luaL_loadbuffer(L, source.data(), source.size(), "@user_function") != 0) {
-    *error = fmt::format("ERR Error compiling function: {}", lua_tostring(L, -1));
+    *error = fmt::format(protocol::err::kFunctionCompile, lua_tostring(L, -1));
     lua_pop(L, 1);
     return false;
   }
@@ -219,12 +217,12 @@ bool ScriptEngine::RunLibraryCode(std::string_view code, FunctionLibrary* lib, s
       msg = lua_tostring(L, -1);
     }
     lua_settop(L, 0);
-    *error = "ERR Error registering functions: " + msg;
+    *error = protocol::err::kFunctionRegisterPrefix + msg;
     return false;
   }
   lua_settop(L, 0);
   if (found->empty()) {
-    *error = "ERR No functions registered";
+    *error = protocol::err::kFunctionNoneRegistered;
     return false;
   }
   lib->code = std::string(code);
@@ -236,16 +234,16 @@ bool ScriptEngine::LoadLibrary(std::string_view code, bool replace, std::string*
   std::string engine;
   if (!ParseMetadata(code, &engine, name, error)) return false;
   if (engine != "lua") {
-    *error = fmt::format("ERR Engine '{}' not found", engine);
+    *error = fmt::format(protocol::err::kFunctionEngineNotFound, engine);
     return false;
   }
   if (!ValidName(*name)) {
-    *error = std::string("ERR ") + kBadName;
+    *error = std::string(protocol::err::kErrPrefix) + protocol::err::kFunctionBadName;
     return false;
   }
   auto existing = libraries_.find(*name);
   if (existing != libraries_.end() && !replace) {
-    *error = fmt::format("ERR Library '{}' already exists", *name);
+    *error = fmt::format(protocol::err::kFunctionLibraryExists, *name);
     return false;
   }
   FunctionLibrary lib;
@@ -255,7 +253,7 @@ bool ScriptEngine::LoadLibrary(std::string_view code, bool replace, std::string*
   for (const FunctionInfo& f : found) {
     auto it = functions_.find(f.name);
     if (it != functions_.end() && it->second.library != *name) {
-      *error = fmt::format("ERR Function {} already exists", f.name);
+      *error = fmt::format(protocol::err::kFunctionExists, f.name);
       return false;
     }
   }

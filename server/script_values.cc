@@ -1,4 +1,5 @@
 // RESP <-> Lua conversion for EVAL; see script_values.h for the mapping.
+#include "protocol/error_text.h"
 #include "server/script_values.h"
 
 #include <charconv>
@@ -196,7 +197,7 @@ void WriteValue(lua_State* L, int idx, int script_resp, protocol::ReplyWriter& w
       return;
   }
   if (depth > 1000 || !lua_checkstack(L, 4)) {
-    w.Error("ERR reached lua stack limit");
+    w.Error(protocol::err::kScriptStackLimit);
     return;
   }
   std::string_view s;

@@ -158,7 +158,7 @@ void AddItems(CommandContext& ctx, const BloomChain::Params* create, size_t firs
       case kFull: ctx.Error(err::kBfFull); break;
       case kFailed: ctx.Error(err::kBfInsertFailed); break;
       case kTooBig:
-        ctx.Error(fmt::format("ERR filter would exceed bf-max-filter-bytes (bytes needed {})", needed));
+        ctx.Error(fmt::format(protocol::err::kBloomTooBig, needed));
         break;
     }
   }

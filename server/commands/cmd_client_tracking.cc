@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "protocol/error_text.h"
 #include "server/client.h"
 #include "server/commands/client_tracking.h"
 #include "server/server.h"
@@ -13,23 +14,19 @@ namespace feedkv::server {
 
 namespace {
 
-constexpr std::string_view kPrefixOverlapsExisting =
-    "Prefix '{}' overlaps with an existing prefix '{}'. Prefixes for a single client must not overlap.";
-constexpr std::string_view kPrefixOverlapsGiven =
-    "Prefix '{}' overlaps with another provided prefix '{}'. Prefixes for a single client must not overlap.";
 
 // Redis's checkPrefixCollisionsOrReply.
 bool PrefixesOk(CommandContext& ctx, const std::vector<std::string>& given) {
   const std::vector<std::string>& existing = ctx.client.tracking.prefixes;
   for (size_t i = 0; i < given.size(); i++) {
     if (auto hit = Tracking::Overlap(given[i], existing)) {
-      ctx.Error(fmt::format(fmt::runtime("ERR " + std::string(kPrefixOverlapsExisting)), given[i], *hit));
+      ctx.Error(fmt::format(protocol::err::kTrackingPrefixOverlapsExisting, given[i], *hit));
       return false;
     }
     for (size_t j = i + 1; j < given.size(); j++) {
       const std::string_view a = given[i], b = given[j];
       if (a.starts_with(b) || b.starts_with(a)) {
-        ctx.Error(fmt::format(fmt::runtime("ERR " + std::string(kPrefixOverlapsGiven)), a, b));
+        ctx.Error(fmt::format(protocol::err::kTrackingPrefixOverlapsGiven, a, b));
         return false;
       }
     }
@@ -50,11 +47,11 @@ void ClientTrackingCmd(CommandContext& ctx) {
     const bool more = j + 1 < ctx.argc();
     if (EqualsIgnoreCase(opt, "REDIRECT") && more) {
       j++;
-      if (redirect != 0) return ctx.Error("ERR A client can only redirect to a single other client");
+      if (redirect != 0) return ctx.Error(protocol::err::kTrackingRedirectTwice);
       if (!ctx.IntArg(j, &redirect)) return;
       // Checked now, though the target may go later (then: broken_redirect).
       if (redirect <= 0 || ctx.server.FindClient(static_cast<uint64_t>(redirect)) == nullptr) {
-        return ctx.Error("ERR The client ID you want redirect to does not exist");
+        return ctx.Error(protocol::err::kTrackingRedirectMissing);
       }
     } else if (EqualsIgnoreCase(opt, "BCAST")) {
       bcast = true;
@@ -76,18 +73,14 @@ void ClientTrackingCmd(CommandContext& ctx) {
     return ctx.reply.Ok();
   }
   if (!EqualsIgnoreCase(ctx.arg(2), "ON")) return ctx.SyntaxError();
-  if (!bcast && !prefixes.empty()) return ctx.Error("ERR PREFIX option requires BCAST mode to be enabled");
+  if (!bcast && !prefixes.empty()) return ctx.Error(protocol::err::kTrackingPrefixNeedsBcast);
   if (c.tracking.on && c.tracking.bcast != bcast) {
-    return ctx.Error(
-        "ERR You can't switch BCAST mode on/off before disabling tracking for this client, and then "
-        "re-enabling it with a different mode.");
+    return ctx.Error(protocol::err::kTrackingBcastSwitch);
   }
-  if (bcast && (optin || optout)) return ctx.Error("ERR OPTIN and OPTOUT are not compatible with BCAST");
-  if (optin && optout) return ctx.Error("ERR You can't specify both OPTIN mode and OPTOUT mode");
+  if (bcast && (optin || optout)) return ctx.Error(protocol::err::kTrackingOptBcast);
+  if (optin && optout) return ctx.Error(protocol::err::kTrackingOptinOptout);
   if ((optin && c.tracking.optout) || (optout && c.tracking.optin)) {
-    return ctx.Error(
-        "ERR You can't switch OPTIN/OPTOUT mode before disabling tracking for this client, and then "
-        "re-enabling it with a different mode.");
+    return ctx.Error(protocol::err::kTrackingOptSwitch);
   }
   if (bcast && !PrefixesOk(ctx, prefixes)) return;
   // As Redis's enableTracking: the mode flags and the redirect are set anew,
@@ -108,15 +101,13 @@ void ClientTrackingCmd(CommandContext& ctx) {
 void ClientCachingCmd(CommandContext& ctx) {
   ClientTracking& t = ctx.client.tracking;
   if (!t.on) {
-    return ctx.Error(
-        "ERR CLIENT CACHING can be called only when the client is in tracking mode with OPTIN or "
-        "OPTOUT mode enabled");
+    return ctx.Error(protocol::err::kCachingNeedsOptMode);
   }
   const std::string_view opt = ctx.arg(2);
   if (EqualsIgnoreCase(opt, "YES")) {
-    if (!t.optin) return ctx.Error("ERR CLIENT CACHING YES is only valid when tracking is enabled in OPTIN mode.");
+    if (!t.optin) return ctx.Error(protocol::err::kCachingYesNeedsOptin);
   } else if (EqualsIgnoreCase(opt, "NO")) {
-    if (!t.optout) return ctx.Error("ERR CLIENT CACHING NO is only valid when tracking is enabled in OPTOUT mode.");
+    if (!t.optout) return ctx.Error(protocol::err::kCachingNoNeedsOptout);
   } else {
     return ctx.SyntaxError();
   }

@@ -269,7 +269,7 @@ void Spill(CommandContext& ctx) {
                                 server.waiting().AsyncDone(token);
                               });
   if (!s.ok()) {
-    ctx.Error("ERR " + s.message());
+    ctx.Error(protocol::err::kErrPrefix + s.message());
     return;
   }
   WaitCondition cond;

@@ -24,14 +24,14 @@ constexpr uint8_t kFunctionOpcode = 245;
 void Fcall(CommandContext& ctx, bool read_only) {
   ScriptEngine& engine = ctx.server.scripts();
   const FunctionInfo* f = engine.FindFunction(ctx.arg(1));
-  if (f == nullptr) return ctx.Error("ERR Function not found");
+  if (f == nullptr) return ctx.Error(protocol::err::kFunctionNotFound);
   int64_t numkeys = 0;
-  if (!ParseCanonicalInt64(ctx.arg(2), &numkeys)) return ctx.Error("ERR Bad number of keys provided");
+  if (!ParseCanonicalInt64(ctx.arg(2), &numkeys)) return ctx.Error(protocol::err::kFunctionBadNumKeys);
   const auto available = static_cast<int64_t>(ctx.argc()) - 3;
   if (numkeys > available) return ctx.Error(protocol::err::kNumKeysTooMany);
   if (numkeys < 0) return ctx.Error(protocol::err::kNumKeysNegative);
   if (read_only && !f->flags.no_writes) {
-    return ctx.Error("ERR Can not execute a script with write flag using *_ro command.");
+    return ctx.Error(protocol::err::kFunctionWriteInRo);
   }
   auto keys = ctx.args.subspan(3, static_cast<size_t>(numkeys));
   auto argv = ctx.args.subspan(3 + static_cast<size_t>(numkeys));
@@ -46,11 +46,11 @@ void Load(CommandContext& ctx) {
   size_t i = 2;
   for (; i + 1 < ctx.argc(); i++) {
     if (!EqualsIgnoreCase(ctx.arg(i), "REPLACE")) {
-      return ctx.Error(fmt::format("ERR Unknown option given: {}", ctx.arg(i)));
+      return ctx.Error(fmt::format(protocol::err::kFunctionUnknownOption, ctx.arg(i)));
     }
     replace = true;
   }
-  if (i >= ctx.argc()) return ctx.Error("ERR Function code was not given");
+  if (i >= ctx.argc()) return ctx.Error(protocol::err::kFunctionNoCode);
   std::string name, error;
   if (!ctx.server.scripts().LoadLibrary(ctx.arg(i), replace, &name, &error)) return ctx.Error(error);
   ctx.Dirty();
@@ -58,14 +58,14 @@ void Load(CommandContext& ctx) {
 }
 
 void Delete(CommandContext& ctx) {
-  if (!ctx.server.scripts().DeleteLibrary(ctx.arg(2))) return ctx.Error("ERR Library not found");
+  if (!ctx.server.scripts().DeleteLibrary(ctx.arg(2))) return ctx.Error(protocol::err::kFunctionLibraryNotFound);
   ctx.Dirty();
   ctx.reply.Ok();
 }
 
 void Flush(CommandContext& ctx) {
   if (ctx.argc() == 3 && !EqualsIgnoreCase(ctx.arg(2), "SYNC") && !EqualsIgnoreCase(ctx.arg(2), "ASYNC")) {
-    return ctx.Error("ERR FUNCTION FLUSH only supports SYNC|ASYNC option");
+    return ctx.Error(protocol::err::kFunctionFlushOption);
   }
   if (ctx.argc() > 3) return ctx.SubcommandError();
   ctx.server.scripts().FlushLibraries();
@@ -83,12 +83,12 @@ void List(CommandContext& ctx) {
       continue;
     }
     if (!filtered && EqualsIgnoreCase(ctx.arg(i), "LIBRARYNAME")) {
-      if (i + 1 >= ctx.argc()) return ctx.Error("ERR library name argument was not given");
+      if (i + 1 >= ctx.argc()) return ctx.Error(protocol::err::kFunctionNoLibraryNameArg);
       pattern = ctx.arg(++i);
       filtered = true;
       continue;
     }
-    return ctx.Error(fmt::format("ERR Unknown argument {}", ctx.arg(i)));
+    return ctx.Error(fmt::format(protocol::err::kFunctionUnknownArgument, ctx.arg(i)));
   }
   ScriptEngine& engine = ctx.server.scripts();
   std::vector<const FunctionLibrary*> libs;
@@ -188,22 +188,22 @@ void Restore(CommandContext& ctx) {
     } else if (EqualsIgnoreCase(ctx.arg(3), "FLUSH")) {
       policy = Policy::kFlush;
     } else {
-      return ctx.Error("ERR Wrong restore policy given, value should be either FLUSH, APPEND or REPLACE.");
+      return ctx.Error(protocol::err::kFunctionRestorePolicy);
     }
   }
   if (ctx.argc() > 4) return ctx.SubcommandError();
   std::string_view body;
   if (!redis_payload::CheckFooter(ctx.arg(2), &body)) {
-    return ctx.Error("ERR DUMP payload version or checksum are wrong");
+    return ctx.Error(protocol::err::kFunctionDumpChecksum);
   }
   std::vector<std::string> codes;
   redis_payload::Reader reader(body);
   while (!reader.done()) {
     uint8_t type = 0;
     std::string code;
-    if (!reader.Byte(&type)) return ctx.Error("ERR payload is malformed");
-    if (type != kFunctionOpcode) return ctx.Error("ERR given type is not a function");
-    if (!reader.String(&code)) return ctx.Error("ERR payload is malformed");
+    if (!reader.Byte(&type)) return ctx.Error(protocol::err::kFunctionPayloadMalformed);
+    if (type != kFunctionOpcode) return ctx.Error(protocol::err::kFunctionPayloadType);
+    if (!reader.String(&code)) return ctx.Error(protocol::err::kFunctionPayloadMalformed);
     codes.push_back(std::move(code));
   }
   ScriptEngine& engine = ctx.server.scripts();

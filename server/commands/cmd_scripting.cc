@@ -4,6 +4,7 @@
 // arguments and hand over.
 #include <string>
 
+#include "protocol/error_text.h"
 #include "server/command_context.h"
 #include "server/script_engine.h"
 #include "server/server.h"
@@ -21,16 +22,14 @@ void RunScript(CommandContext& ctx, bool by_sha, bool read_only) {
   if (numkeys > available) return ctx.Error(protocol::err::kNumKeysTooMany);
   if (numkeys < 0) return ctx.Error(protocol::err::kNumKeysNegative);
   ScriptEngine& engine = ctx.server.scripts();
-  std::string sha;
-  if (by_sha) {
-    if (!engine.Exists(ctx.arg(1))) return ctx.Error(protocol::err::kNoScript);
-    sha = LowerAscii(ctx.arg(1));
-  } else {
-    std::string error;
-    if (!engine.Load(ctx.arg(1), &sha, &error)) return ctx.Error(error);
-  }
   auto keys = ctx.args.subspan(3, static_cast<size_t>(numkeys));
   auto argv = ctx.args.subspan(3 + static_cast<size_t>(numkeys));
+  if (by_sha) {
+    if (!engine.Run(ctx, ctx.arg(1), keys, argv, read_only)) ctx.Error(protocol::err::kNoScript);
+    return;
+  }
+  std::string sha, error;
+  if (!engine.Load(ctx.arg(1), &sha, &error)) return ctx.Error(error);
   engine.Run(ctx, sha, keys, argv, read_only);
 }
 
@@ -75,9 +74,9 @@ void ScriptKill(CommandContext& ctx) {
 void ScriptDebug(CommandContext& ctx) {
   if (EqualsIgnoreCase(ctx.arg(2), "no")) return ctx.reply.Ok();
   if (EqualsIgnoreCase(ctx.arg(2), "yes") || EqualsIgnoreCase(ctx.arg(2), "sync")) {
-    return ctx.Error("ERR The Lua debugger (SCRIPT DEBUG YES|SYNC) is not supported by feedkv");
+    return ctx.Error(protocol::err::kScriptDebuggerUnsupported);
   }
-  ctx.Error("ERR Use SCRIPT DEBUG YES/SYNC/NO");
+  ctx.Error(protocol::err::kScriptDebugUsage);
 }
 
 void ScriptHelp(CommandContext& ctx) {

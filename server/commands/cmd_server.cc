@@ -87,7 +87,7 @@ void ConfigCmd(CommandContext& ctx) {
       Status s = ctx.server.ApplyListenConfig(before.values(), &failed_arg);
       if (!s.ok()) {
         config = std::move(before);
-        ctx.Error("ERR " + ConfigSetFailed(failed_arg, s.message()));
+        ctx.Error(protocol::err::kErrPrefix + ConfigSetFailed(failed_arg, s.message()));
         return;
       }
     }
