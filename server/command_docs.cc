@@ -205,17 +205,17 @@ const CommandDoc* FindCommandDoc(std::string_view fullname) {
   // Parsed once: COMMAND DOCS without names (redis-cli asks on connect) walks
   // every entry. An entry that does not parse keeps no arguments; the unit
   // test CommandDocs.EveryRowHasDocsThatParse fails on it.
-  static const auto* const kIndex = [] {
-    auto* index = new std::unordered_map<std::string_view, CommandDoc>();
+  static const std::unordered_map<std::string_view, CommandDoc> kIndex = [] {
+    std::unordered_map<std::string_view, CommandDoc> index;
     for (const auto* e : AllCommandDocEntries()) {
       CommandDoc doc{e, {}};
       if (!ParseArgumentNotation(e->arguments, &doc.arguments).ok()) doc.arguments.clear();
-      index->emplace(e->name, std::move(doc));
+      index.emplace(e->name, std::move(doc));
     }
     return index;
   }();
-  auto it = kIndex->find(fullname);
-  return it == kIndex->end() ? nullptr : &it->second;
+  auto it = kIndex.find(fullname);
+  return it == kIndex.end() ? nullptr : &it->second;
 }
 
 }  // namespace feedkv::server

@@ -133,17 +133,22 @@ int ErrorHandler(lua_State* L) {
 
 }  // namespace
 
-// The engine whose script is running (one at a time: scripts never nest).
-ScriptEngine* g_running = nullptr;
-
 namespace {
+
+// The registry key (its address) under which an interpreter keeps its engine,
+// so the count hook finds it without a global.
+const char kEngineKey = 0;
 
 // Every 100,000 instructions: a script past busy-reply-threshold lets other
 // clients in (they get -BUSY) and stops if SCRIPT KILL or SHUTDOWN asked.
 void CountHook(lua_State* L, lua_Debug*) {
-  if (g_running == nullptr || !g_running->CheckBusy()) return;
-  PushErrorTable(L, g_running->loading() ? std::string("FUNCTION LOAD timeout")
-                                         : std::string("-") + protocol::err::kScriptKilled);
+  lua_pushlightuserdata(L, const_cast<char*>(&kEngineKey));
+  lua_rawget(L, LUA_REGISTRYINDEX);
+  auto* engine = static_cast<ScriptEngine*>(lua_touserdata(L, -1));
+  lua_pop(L, 1);
+  if (engine == nullptr || !engine->running_lua() || !engine->CheckBusy()) return;
+  PushErrorTable(L, engine->loading() ? std::string("FUNCTION LOAD timeout")
+                                      : std::string("-") + protocol::err::kScriptKilled);
   lua_error(L);
 }
 
@@ -220,6 +225,9 @@ ScriptEngine::~ScriptEngine() { Close(); }
 void ScriptEngine::Open() {
   lua_State* L = luaL_newstate();
   L_ = L;
+  lua_pushlightuserdata(L, const_cast<char*>(&kEngineKey));
+  lua_pushlightuserdata(L, this);
+  lua_rawset(L, LUA_REGISTRYINDEX);
   OpenLibrary(L, luaopen_base, "");
   OpenLibrary(L, luaopen_table, LUA_TABLIBNAME);
   OpenLibrary(L, luaopen_string, LUA_STRLIBNAME);
@@ -474,9 +482,9 @@ void ScriptEngine::Execute(CommandContext& ctx, std::string_view sha, bool read_
     busy_threshold_ms_ = std::strtoll(server_.config().ValueOf("busy-reply-threshold").c_str(), nullptr, 10);
   }
   busy_after_ms_ = busy_threshold_ms_;
-  g_running = this;
+  running_lua_ = true;
   const int rc = lua_pcall(L, nargs, 1, -2 - nargs);
-  g_running = nullptr;
+  running_lua_ = false;
   if (busy_) {
     busy_ = false;
     server_.Log(3, "Script returned after being busy; serving clients again.");

@@ -137,6 +137,8 @@ class ScriptEngine {
   // While FUNCTION LOAD runs a library's code: where redis.register_function
   // puts what it registers (null otherwise).
   bool loading() const { return loading_; }
+  // Lua code this engine started is running (the count hook acts only then).
+  bool running_lua() const { return running_lua_; }
   std::vector<FunctionInfo>* registering() { return registering_; }
   Server& server() { return server_; }
   Client& client() { return client_; }
@@ -175,6 +177,7 @@ class ScriptEngine {
   bool kill_requested_ = false;
   int64_t start_ns_ = 0;
   int64_t busy_after_ms_ = 0;   // busy-reply-threshold when the script began
+  bool running_lua_ = false;
   int64_t busy_threshold_ms_ = -1;  // the setting, parsed once (-1: read it again)
   int64_t last_served_ns_ = 0;
   Client client_;  // the client redis.call runs commands on

@@ -28,7 +28,6 @@ extern "C" {
 
 namespace feedkv::server {
 
-extern ScriptEngine* g_running;
 
 namespace {
 
@@ -195,10 +194,10 @@ bool ScriptEngine::RunLibraryCode(std::string_view code, FunctionLibrary* lib, s
   registering_ = found;
   loading_ = true;
   load_deadline_ns_ = MonotonicClock::NowNs() + kLoadTimeoutNs;
-  ScriptEngine* outer = g_running;
-  g_running = this;
+  const bool outer = running_lua_;
+  running_lua_ = true;
   const int rc = lua_pcall(L, 0, 0, -2);
-  g_running = outer;
+  running_lua_ = outer;
   loading_ = false;
   registering_ = nullptr;
   // From now on the callbacks see the ordinary globals, the full `redis` too.
