@@ -8,6 +8,8 @@ namespace feedkv::protocol::err {
 
 // The code word a message without one gets (Redis's addReplyError).
 inline constexpr char kErrPrefix[] = "ERR ";
+// The code word of a longset that may not grow (cache mode, docs/longset.md).
+inline constexpr char kFullPrefix[] = "FULL ";
 inline constexpr char kSyntax[] = "ERR syntax error";
 inline constexpr char kNotInteger[] = "ERR value is not an integer or out of range";
 inline constexpr char kNotFloat[] = "ERR value is not a valid float";

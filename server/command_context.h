@@ -63,9 +63,10 @@ class CommandContext {
 
   // Replies with an error and counts it for INFO errorstats/commandstats.
   void Error(std::string_view msg);
-  // The one place a Status becomes an error reply: "ERR " and its message
-  // (Status messages carry no RESP prefix; an overflow's message is Redis's
-  // own text). REQUIRES: !s.ok().
+  // The one place a Status becomes an error reply, by its code: WrongType is
+  // Redis's WRONGTYPE line, Full (a longset in cache mode) "FULL " and its
+  // message, any other "ERR " and its message (Status messages carry no RESP
+  // prefix; an overflow's message is Redis's own text). REQUIRES: !s.ok().
   void Error(const Status& s);
   // An error line sent as given, without the "ERR " a code-less text gets
   // (RedisBloom's texts); counted as ERR.

@@ -121,7 +121,11 @@ void CommandContext::Failed(std::string_view msg) {
 }
 
 void CommandContext::Error(const Status& s) {
-  Error(protocol::err::kErrPrefix + (s.message().empty() ? s.ToString() : s.message()));
+  switch (s.code()) {
+    case Status::Code::kWrongType: return WrongType();
+    case Status::Code::kFull: return Error(protocol::err::kFullPrefix + s.message());
+    default: return Error(protocol::err::kErrPrefix + (s.message().empty() ? s.ToString() : s.message()));
+  }
 }
 
 bool CommandContext::IntArg(size_t i, int64_t* out) {

@@ -22,6 +22,7 @@ class [[nodiscard]] Status {
     kBusy,
     kFull,
     kOutOfRange,  // a value would leave its range (an increment overflowing)
+    kWrongType,   // the key holds a value of another type (Redis's WRONGTYPE)
   };
 
   Status() = default;
@@ -42,6 +43,7 @@ class [[nodiscard]] Status {
   static Status Busy(std::string_view m) { return Status(Code::kBusy, m); }
   static Status Full(std::string_view m) { return Status(Code::kFull, m); }
   static Status OutOfRange(std::string_view m) { return Status(Code::kOutOfRange, m); }
+  static Status WrongType() { return Status(Code::kWrongType, {}); }
 
   bool ok() const { return rep_ == nullptr; }
   Code code() const { return rep_ ? rep_->code : Code::kOk; }
@@ -52,6 +54,7 @@ class [[nodiscard]] Status {
   bool IsNoSpace() const { return code() == Code::kNoSpace; }
   bool IsFull() const { return code() == Code::kFull; }
   bool IsOutOfRange() const { return code() == Code::kOutOfRange; }
+  bool IsWrongType() const { return code() == Code::kWrongType; }
 
   // The message alone, without a code prefix ("" when OK).
   const std::string& message() const {
@@ -83,8 +86,31 @@ inline std::string Status::ToString() const {
     case Code::kBusy: return "Busy: " + message();
     case Code::kFull: return "Full: " + message();
     case Code::kOutOfRange: return "Out of range: " + message();
+    case Code::kWrongType: return "Wrong type";
   }
   return message();
 }
+
+// A value or the Status of its failure, in absl's shape: the result type of the
+// operation layer (server/ops/), whose callers reply with one or the other.
+template <class T>
+class [[nodiscard]] StatusOr {
+ public:
+  StatusOr(T value) : value_(std::move(value)) {}  // NOLINT: implicit, as absl's
+  StatusOr(Status status) : status_(std::move(status)) {}  // NOLINT; REQUIRES: !status.ok()
+
+  bool ok() const { return status_.ok(); }
+  const Status& status() const { return status_; }
+  T& value() { return value_; }  // REQUIRES: ok()
+  const T& value() const { return value_; }
+  T& operator*() { return value_; }
+  const T& operator*() const { return value_; }
+  T* operator->() { return &value_; }
+  const T* operator->() const { return &value_; }
+
+ private:
+  Status status_;
+  T value_{};
+};
 
 }  // namespace feedkv

@@ -15,7 +15,7 @@
 
 #include "protocol/error_text.h"
 #include "server/command_context.h"
-#include "server/commands/set_helpers.h"
+#include "server/ops/set_ops.h"
 #include "server/commands/zset_helpers.h"
 #include "server/server.h"
 #include "storage/database.h"
@@ -136,7 +136,7 @@ bool BuildSet(CommandContext& ctx, const Elements& el, Decoded* out) {
   if (el.items.empty()) return false;
   std::vector<std::string_view> views(el.items.begin(), el.items.end());
   std::unique_ptr<SetValue> set;
-  if (!SetValue::FromMembers(views, Options(ctx), &set).ok()) return false;
+  if (!SetValue::FromMembers(views, set_ops::Options(ctx), &set).ok()) return false;
   if (set->size() != views.size()) return false;  // duplicates: a corrupt payload
   out->obj = std::move(set);
   return true;

@@ -12,7 +12,7 @@
 #include "protocol/error_text.h"
 #include "server/command_context.h"
 #include "server/commands/feed_helpers.h"
-#include "server/commands/set_helpers.h"
+#include "server/ops/set_ops.h"
 #include "server/monotonic_clock.h"
 #include "server/server.h"
 #include "storage/database.h"
@@ -31,16 +31,19 @@ void NotifyFeed(CommandContext& ctx) { ctx.Notify(kNotifyModule, ctx.spec.name, 
 bool AddId(CommandContext& ctx, const std::string& key, int64_t id) {
   Entry* e;
   SetValue* set;
-  if (!LookupSet(ctx, key, false, &e, &set)) return false;  // WRONGTYPE replied
+  if (Status st = set_ops::FindForWrite(ctx, key, set_ops::Accept::kAnySet, &e, &set); !st.ok()) {
+    ctx.Error(st);
+    return false;
+  }
   if (set == nullptr) {
     std::unique_ptr<SetValue> fresh;
-    if (!SetValue::FromInts(std::span<const int64_t>(&id, 1), Options(ctx), &fresh).ok()) return false;
+    if (!SetValue::FromInts(std::span<const int64_t>(&id, 1), set_ops::Options(ctx), &fresh).ok()) return false;
     ctx.db().SetObject(key, std::move(fresh), kNoExpire, false);
     ctx.Touched(ctx.client.db, key);
     return true;
   }
   size_t added = 0;
-  if (!set->AddInts(std::span<const int64_t>(&id, 1), Options(ctx), &added).ok() || added == 0) return false;
+  if (!set->AddInts(std::span<const int64_t>(&id, 1), set_ops::Options(ctx), &added).ok() || added == 0) return false;
   ctx.db().UpdateObjectMemory(e);
   ctx.Touched(ctx.client.db, key);
   return true;
@@ -49,8 +52,12 @@ bool AddId(CommandContext& ctx, const std::string& key, int64_t id) {
 bool RemoveId(CommandContext& ctx, const std::string& key, int64_t id) {
   Entry* e;
   SetValue* set;
-  if (!LookupSet(ctx, key, false, &e, &set) || set == nullptr || !set->RemoveInt(id)) return false;
-  AfterRemoval(ctx, key, e, set);
+  if (Status st = set_ops::FindForWrite(ctx, key, set_ops::Accept::kAnySet, &e, &set); !st.ok()) {
+    ctx.Error(st);
+    return false;
+  }
+  if (set == nullptr || !set->RemoveInt(id)) return false;
+  set_ops::AfterRemoval(ctx, key, e, set);
   ctx.Touched(ctx.client.db, key);
   return true;
 }

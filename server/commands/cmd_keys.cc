@@ -16,10 +16,11 @@
 #include "server/allocator.h"
 #include "server/command_context.h"
 #include "server/config.h"
-#include "server/commands/set_helpers.h"
+#include "server/commands/scan_args.h"
 #include "server/glob.h"
 #include "server/server.h"
 #include "storage/database.h"
+#include "storage/set_value.h"
 
 namespace feedkv::server {
 

@@ -1,5 +1,5 @@
 // The one lookup of a key that must hold a given type, shared by the command
-// families of every non-string type (set_helpers.h, zset_helpers.h).
+// families of every non-string type (server/ops/set_ops.h, zset_helpers.h...).
 #pragma once
 
 #include <string_view>
@@ -10,10 +10,11 @@
 
 namespace feedkv::server {
 
-// The `type` value at `key`: false (WRONGTYPE replied) when the key holds another
-// type; *obj is null when the key is missing. `read` counts a keyspace hit or miss.
+// The `type` value at `key`: Status::WrongType when the key holds another type;
+// *obj is null when the key is missing. `read` counts a keyspace hit or miss.
+// Replies nothing (the operation layer's lookup, server/ops/).
 template <class T>
-bool LookupTyped(CommandContext& ctx, std::string_view key, ValueType type, bool read, Entry** entry,
+Status FindTyped(CommandContext& ctx, std::string_view key, ValueType type, bool read, Entry** entry,
                  T** obj) {
   // Reading the clock costs more than the lookup on some VMs: only a key with an
   // expire needs it (Lookup then drops the key if it has expired).
@@ -29,13 +30,20 @@ bool LookupTyped(CommandContext& ctx, std::string_view key, ValueType type, bool
   }
   *entry = e;
   *obj = nullptr;
-  if (e == nullptr) return true;
-  if (e->type != type) {
-    ctx.WrongType();
-    return false;
-  }
+  if (e == nullptr) return Status::OK();
+  if (e->type != type) return Status::WrongType();
   *obj = static_cast<T*>(Database::GetObject(e));
-  return true;
+  return Status::OK();
+}
+
+// FindTyped for a handler: false after replying WRONGTYPE.
+template <class T>
+bool LookupTyped(CommandContext& ctx, std::string_view key, ValueType type, bool read, Entry** entry,
+                 T** obj) {
+  Status st = FindTyped(ctx, key, type, read, entry, obj);
+  if (st.ok()) return true;
+  ctx.Error(st);
+  return false;
 }
 
 }  // namespace feedkv::server

@@ -20,6 +20,7 @@ struct ScanOptions {
   int64_t count = 10;
 };
 // [MATCH pattern] [COUNT n] from argument `first` on; false after replying an error.
-bool ParseScanOptions(CommandContext& ctx, size_t first, ScanOptions* out);
+// Without `allow_match` (LSSCAN) MATCH is a syntax error.
+bool ParseScanOptions(CommandContext& ctx, size_t first, ScanOptions* out, bool allow_match = true);
 
 }  // namespace feedkv::server
