@@ -4,10 +4,17 @@
 // marked, an fmt format string or the prefix of a message that follows).
 #pragma once
 
+#include <string_view>
+
 namespace feedkv::protocol::err {
 
 // The code word a message without one gets (Redis's addReplyError).
 inline constexpr char kErrPrefix[] = "ERR ";
+// An "ERR ..." text without its code word: the message a Status carries, since
+// CommandContext::Error(Status) puts "ERR " back.
+constexpr std::string_view Message(std::string_view text) {
+  return text.starts_with(kErrPrefix) ? text.substr(sizeof(kErrPrefix) - 1) : text;
+}
 // The code word of a longset that may not grow (cache mode, docs/longset.md).
 inline constexpr char kFullPrefix[] = "FULL ";
 inline constexpr char kSyntax[] = "ERR syntax error";

@@ -15,8 +15,9 @@
 
 #include "protocol/error_text.h"
 #include "server/command_context.h"
-#include "server/ops/set_ops.h"
 #include "server/commands/zset_helpers.h"
+#include "server/ops/hash_ops.h"
+#include "server/ops/set_ops.h"
 #include "server/server.h"
 #include "storage/database.h"
 #include "storage/hash_value.h"
@@ -144,9 +145,7 @@ bool BuildSet(CommandContext& ctx, const Elements& el, Decoded* out) {
 
 bool BuildHash(CommandContext& ctx, const Elements& el, Decoded* out) {
   if (el.items.empty() || el.items.size() % 2 != 0) return false;
-  const ServerConfig& c = ctx.server.cfg();
-  const HashLimits limits{static_cast<size_t>(c.hash_max_listpack_entries),
-                          static_cast<size_t>(c.hash_max_listpack_value)};
+  const HashLimits limits = hash_ops::Limits(ctx);
   auto h = HashValue::Create(el.items.size() / 2, el.max_len, limits);
   for (size_t i = 0; i < el.items.size(); i += 2) {
     if (!h->Set(el.items[i], el.items[i + 1], limits)) return false;  // a repeated field

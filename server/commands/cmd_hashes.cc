@@ -1,7 +1,8 @@
 // Hash commands: HSET, HMSET, HSETNX, HGET, HMGET, HDEL, HLEN, HSTRLEN, HEXISTS,
 // HKEYS, HVALS, HGETALL, HINCRBY, HINCRBYFLOAT, HRANDFIELD, HSCAN. Semantics,
-// replies and error texts follow Redis 7.0's t_hash.c; the structure is in
-// storage/hash_value.h.
+// replies and error texts follow Redis 7.0's t_hash.c. Handlers parse, call a hash
+// operation (server/ops/hash_ops.h) or read the hash it finds, reply; the structure
+// is in storage/hash_value.h.
 #include <algorithm>
 #include <cmath>
 #include <string>
@@ -12,89 +13,57 @@
 
 #include "protocol/error_text.h"
 #include "server/command_context.h"
-#include "server/commands/lookup.h"
 #include "server/commands/scan_args.h"
 #include "server/glob.h"
+#include "server/ops/hash_ops.h"
 #include "server/server.h"
-#include "storage/database.h"
 #include "storage/float_text.h"
 #include "storage/hash_value.h"
-#include "storage/int_text.h"
 
 namespace feedkv::server {
 
 namespace {
 
-HashLimits HLimits(const CommandContext& ctx) {
-  const ServerConfig& c = ctx.server.cfg();
-  return HashLimits{static_cast<size_t>(c.hash_max_listpack_entries),
-                    static_cast<size_t>(c.hash_max_listpack_value)};
-}
-
-bool LookupHash(CommandContext& ctx, std::string_view key, bool read, Entry** entry, HashValue** hash) {
-  return LookupTyped(ctx, key, ValueType::kHash, read, entry, hash);
-}
-
-// The hash at `key` for a write, created empty (sized for `hint` fields of up to
-// `max_len` bytes) when missing; null after a WRONGTYPE reply.
-HashValue* HashForWrite(CommandContext& ctx, std::string_view key, size_t hint, size_t max_len, Entry** entry) {
-  HashValue* h;
-  if (!LookupHash(ctx, key, false, entry, &h)) return nullptr;
-  if (h == nullptr) {
-    *entry = ctx.db().SetObject(key, HashValue::Create(hint, max_len, HLimits(ctx)), kNoExpire, false);
-    h = static_cast<HashValue*>(Database::GetObject(*entry));
-  }
-  return h;
-}
-
 // HSET key field value [field value ...]; HMSET is the same with an OK reply.
 void HSetGeneric(CommandContext& ctx, bool ok_reply) {
   if (ctx.argc() % 2 != 0) return ctx.Error(fmt::format(protocol::err::kWrongArity, ctx.spec.name));
-  size_t max_len = 0;
-  for (size_t i = 2; i < ctx.argc(); ++i) max_len = std::max(max_len, ctx.arg(i).size());
-  Entry* e;
-  HashValue* h = HashForWrite(ctx, ctx.arg(1), (ctx.argc() - 2) / 2, max_len, &e);
-  if (h == nullptr) return;
-  const HashLimits limits = HLimits(ctx);
-  int64_t added = 0;
-  for (size_t i = 2; i < ctx.argc(); i += 2) added += h->Set(ctx.arg(i), ctx.arg(i + 1), limits);
-  ctx.db().UpdateObjectMemory(e);
-  ctx.Dirty(static_cast<int64_t>(ctx.argc() - 2) / 2);
-  ctx.Notify(kNotifyHash, "hset", ctx.arg(1));
+  StatusOr<size_t> added = hash_ops::Set(ctx, ctx.arg(1), ctx.args.subspan(2));
+  if (!added.ok()) return ctx.Error(added.status());
   if (ok_reply) return ctx.reply.Ok();
-  ctx.reply.Integer(added);
+  ctx.reply.Integer(static_cast<int64_t>(*added));
 }
 
 void HSet(CommandContext& ctx) { HSetGeneric(ctx, false); }
 void HMSet(CommandContext& ctx) { HSetGeneric(ctx, true); }
 
 void HSetNx(CommandContext& ctx) {
-  Entry* e;
-  HashValue* h;
-  if (!LookupHash(ctx, ctx.arg(1), false, &e, &h)) return;
-  std::string_view old;
-  if (h != nullptr && h->Get(ctx.arg(2), &old)) return ctx.reply.Integer(0);
-  h = HashForWrite(ctx, ctx.arg(1), 1, std::max(ctx.arg(2).size(), ctx.arg(3).size()), &e);
-  h->Set(ctx.arg(2), ctx.arg(3), HLimits(ctx));
-  ctx.db().UpdateObjectMemory(e);
-  ctx.Dirty();
-  ctx.Notify(kNotifyHash, "hset", ctx.arg(1));
-  ctx.reply.Integer(1);
+  StatusOr<bool> set = hash_ops::SetIfAbsent(ctx, ctx.arg(1), ctx.arg(2), ctx.arg(3));
+  if (!set.ok()) return ctx.Error(set.status());
+  ctx.reply.Integer(*set ? 1 : 0);
+}
+
+// The hash at args[1] for a read, or false after replying the error.
+bool FindHash(CommandContext& ctx, const HashValue** hash) {
+  StatusOr<const HashValue*> found = hash_ops::Find(ctx, ctx.arg(1));
+  if (!found.ok()) {
+    ctx.Error(found.status());
+    return false;
+  }
+  *hash = *found;
+  return true;
 }
 
 void HGet(CommandContext& ctx) {
-  Entry* e;
-  HashValue* h;
-  if (!LookupHash(ctx, ctx.arg(1), true, &e, &h)) return;
+  const HashValue* h;
+  if (!FindHash(ctx, &h)) return;
   std::string_view v;
   if (h == nullptr || !h->Get(ctx.arg(2), &v)) return ctx.reply.Null();
   ctx.reply.Bulk(v);
 }
 
 void HMGet(CommandContext& ctx) {
-  Entry* e;
-  HashValue* h;
-  if (!LookupHash(ctx, ctx.arg(1), true, &e, &h)) return;
+  const HashValue* h;
+  if (!FindHash(ctx, &h)) return;
   ctx.reply.ArrayHeader(ctx.argc() - 2);
   for (size_t i = 2; i < ctx.argc(); ++i) {
     std::string_view v;
@@ -107,54 +76,35 @@ void HMGet(CommandContext& ctx) {
 }
 
 void HDel(CommandContext& ctx) {
-  Entry* e;
-  HashValue* h;
-  if (!LookupHash(ctx, ctx.arg(1), false, &e, &h)) return;
-  int64_t removed = 0;
-  if (h != nullptr) {
-    for (size_t i = 2; i < ctx.argc() && !h->empty(); ++i) removed += h->Remove(ctx.arg(i));
-    if (removed > 0) {
-      ctx.Notify(kNotifyHash, "hdel", ctx.arg(1));
-      if (h->empty()) {
-        ctx.db().Delete(ctx.arg(1));
-        ctx.Notify(kNotifyGeneric, "del", ctx.arg(1));
-      } else {
-        ctx.db().UpdateObjectMemory(e);
-      }
-      ctx.Dirty(removed);
-    }
-  }
-  ctx.reply.Integer(removed);
+  StatusOr<size_t> removed = hash_ops::Remove(ctx, ctx.arg(1), ctx.args.subspan(2));
+  if (!removed.ok()) return ctx.Error(removed.status());
+  ctx.reply.Integer(static_cast<int64_t>(*removed));
 }
 
 void HLen(CommandContext& ctx) {
-  Entry* e;
-  HashValue* h;
-  if (!LookupHash(ctx, ctx.arg(1), true, &e, &h)) return;
+  const HashValue* h;
+  if (!FindHash(ctx, &h)) return;
   ctx.reply.Integer(h == nullptr ? 0 : static_cast<int64_t>(h->size()));
 }
 
 void HStrLen(CommandContext& ctx) {
-  Entry* e;
-  HashValue* h;
-  if (!LookupHash(ctx, ctx.arg(1), true, &e, &h)) return;
+  const HashValue* h;
+  if (!FindHash(ctx, &h)) return;
   std::string_view v;
   ctx.reply.Integer(h != nullptr && h->Get(ctx.arg(2), &v) ? static_cast<int64_t>(v.size()) : 0);
 }
 
 void HExists(CommandContext& ctx) {
-  Entry* e;
-  HashValue* h;
-  if (!LookupHash(ctx, ctx.arg(1), true, &e, &h)) return;
+  const HashValue* h;
+  if (!FindHash(ctx, &h)) return;
   std::string_view v;
   ctx.reply.Integer(h != nullptr && h->Get(ctx.arg(2), &v) ? 1 : 0);
 }
 
 // HKEYS / HVALS / HGETALL.
 void HGetAllGeneric(CommandContext& ctx, bool fields, bool values) {
-  Entry* e;
-  HashValue* h;
-  if (!LookupHash(ctx, ctx.arg(1), true, &e, &h)) return;
+  const HashValue* h;
+  if (!FindHash(ctx, &h)) return;
   const size_t n = h == nullptr ? 0 : h->size();
   if (fields && values) {
     ctx.reply.MapHeader(n);
@@ -175,51 +125,18 @@ void HGetAll(CommandContext& ctx) { HGetAllGeneric(ctx, true, true); }
 void HIncrBy(CommandContext& ctx) {
   int64_t incr;
   if (!ctx.IntArg(3, &incr)) return;
-  Entry* e;
-  HashValue* h;
-  if (!LookupHash(ctx, ctx.arg(1), false, &e, &h)) return;
-  int64_t value = 0;
-  std::string_view old;
-  if (h != nullptr && h->Get(ctx.arg(2), &old)) {
-    if (!ParseCanonicalInt64(old, &value)) return ctx.Error(protocol::err::kHashValueNotInteger);
-  }
-  if ((incr < 0 && value < 0 && incr < INT64_MIN - value) || (incr > 0 && value > 0 && incr > INT64_MAX - value)) {
-    return ctx.Error(protocol::err::kOverflow);
-  }
-  value += incr;
-  char buf[32];
-  const std::string_view text = FormatInt64(value, buf);
-  if (h == nullptr) h = HashForWrite(ctx, ctx.arg(1), 1, std::max(ctx.arg(2).size(), text.size()), &e);
-  h->Set(ctx.arg(2), text, HLimits(ctx));
-  ctx.db().UpdateObjectMemory(e);
-  ctx.Dirty();
-  ctx.Notify(kNotifyHash, "hincrby", ctx.arg(1));
-  ctx.reply.Integer(value);
+  StatusOr<int64_t> value = hash_ops::IncrBy(ctx, ctx.arg(1), ctx.arg(2), incr);
+  if (!value.ok()) return ctx.Error(value.status());
+  ctx.reply.Integer(*value);
 }
 
 void HIncrByFloat(CommandContext& ctx) {
   long double incr;
   if (!ParseLongDouble(ctx.arg(3), &incr)) return ctx.Error(protocol::err::kNotFloat);
   if (std::isnan(incr) || std::isinf(incr)) return ctx.Error(protocol::err::kValueNaNOrInfinity);
-  Entry* e;
-  HashValue* h;
-  if (!LookupHash(ctx, ctx.arg(1), false, &e, &h)) return;
-  long double value = 0;
-  std::string_view old;
-  if (h != nullptr && h->Get(ctx.arg(2), &old)) {
-    if (!ParseLongDouble(old, &value)) return ctx.Error(protocol::err::kHashValueNotFloat);
-  }
-  value += incr;
-  if (std::isnan(value) || std::isinf(value)) return ctx.Error(protocol::err::kIncrNaN);
-  std::string text = FormatLongDouble(value);
-  if (h == nullptr) h = HashForWrite(ctx, ctx.arg(1), 1, std::max(ctx.arg(2).size(), text.size()), &e);
-  h->Set(ctx.arg(2), text, HLimits(ctx));
-  ctx.db().UpdateObjectMemory(e);
-  ctx.Dirty();
-  ctx.Notify(kNotifyHash, "hincrbyfloat", ctx.arg(1));
-  ctx.reply.Bulk(text);
-  // The result, not the increment, so float formatting never diverges (as Redis).
-  ctx.PropagateAs({"HSET", std::string(ctx.arg(1)), std::string(ctx.arg(2)), std::move(text)});
+  StatusOr<std::string> value = hash_ops::IncrByFloat(ctx, ctx.arg(1), ctx.arg(2), incr);
+  if (!value.ok()) return ctx.Error(value.status());
+  ctx.reply.Bulk(*value);
 }
 
 void ReplyField(protocol::ReplyWriter& r, const HashField& f, bool withvalues) {
@@ -230,10 +147,9 @@ void ReplyField(protocol::ReplyWriter& r, const HashField& f, bool withvalues) {
 
 // HRANDFIELD key [count [WITHVALUES]]
 void HRandField(CommandContext& ctx) {
-  Entry* e;
-  HashValue* h;
+  const HashValue* h;
   if (ctx.argc() == 2) {
-    if (!LookupHash(ctx, ctx.arg(1), true, &e, &h)) return;
+    if (!FindHash(ctx, &h)) return;
     if (h == nullptr) return ctx.reply.Null();
     return ctx.reply.Bulk(h->Random(ctx.server.Random()).first);
   }
@@ -247,7 +163,7 @@ void HRandField(CommandContext& ctx) {
   if (withvalues && (count < -INT64_MAX / 2 || count > INT64_MAX / 2)) {
     return ctx.Error(protocol::err::kValueOutOfRange);
   }
-  if (!LookupHash(ctx, ctx.arg(1), true, &e, &h)) return;
+  if (!FindHash(ctx, &h)) return;
   if (h == nullptr || count == 0) return ctx.reply.ArrayHeader(0);
   protocol::ReplyWriter& r = ctx.reply;
   const size_t size = h->size();
@@ -276,9 +192,8 @@ void HRandField(CommandContext& ctx) {
 void HScan(CommandContext& ctx) {
   uint64_t cursor;
   if (!ParseScanCursor(ctx, 2, &cursor)) return;
-  Entry* e;
-  HashValue* h;
-  if (!LookupHash(ctx, ctx.arg(1), true, &e, &h)) return;
+  const HashValue* h;
+  if (!FindHash(ctx, &h)) return;
   if (h == nullptr) return ReplyEmptyScan(ctx);
   ScanOptions opt;
   if (!ParseScanOptions(ctx, 3, &opt)) return;
