@@ -282,8 +282,10 @@ class FaultyWritableFile : public WritableFile {
 }  // namespace
 
 Env* Env::Default() {
-  static PosixEnv* env = new PosixEnv();
-  return env;
+  // PosixEnv holds no state, so a static object (rather than a leaked one) stays
+  // usable by threads still running while the process exits.
+  static PosixEnv env;
+  return &env;
 }
 
 Status FaultInjectionEnv::NewWritableFile(const std::string& path, bool truncate,

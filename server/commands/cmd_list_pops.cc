@@ -5,14 +5,14 @@
 // arrival order and each runs again. A served blocking command is logged as its
 // plain form (LPOP/RPOP key [count], LMOVE, RPOPLPUSH), so the log and replicas
 // never block.
-#include <algorithm>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "protocol/error_text.h"
 #include "server/command_context.h"
 #include "server/commands/blocking.h"
-#include "server/commands/list_helpers.h"
+#include "server/ops/list_ops.h"
 #include "storage/int_text.h"
 
 namespace feedkv::server {
@@ -32,71 +32,60 @@ bool EndArg(CommandContext& ctx, size_t i, bool* front) {
   return true;
 }
 
-// Moves one element from the non-empty src to dst and replies with it. A dst of
-// another type is refused (false) before anything moves; src == dst rotates the list.
-bool MoveAndReply(CommandContext& ctx, size_t src_idx, Entry* src_e, ListValue* src, bool from_front,
-                  bool to_front) {
-  const std::string_view src_key = ctx.arg(src_idx), dst_key = ctx.arg(src_idx + 1);
-  Entry* dst_e;
-  ListValue* dst;
-  if (!LookupList(ctx, dst_key, false, &dst_e, &dst)) return false;
-  std::string value = src->Pop(from_front);
-  // Events as Redis: the push on the destination, then the pop on the source.
-  if (src_key == dst_key) {
-    src->Push(to_front, value, ListFill(ctx));
-    ctx.db().UpdateObjectMemory(src_e);
-    ctx.Notify(kNotifyList, to_front ? "lpush" : "rpush", dst_key);
-    ctx.Notify(kNotifyList, from_front ? "lpop" : "rpop", src_key);
-  } else {
-    if (dst == nullptr) dst = ListForPush(ctx, dst_key, &dst_e);
-    dst->Push(to_front, value, ListFill(ctx));
-    ctx.db().UpdateObjectMemory(dst_e);
-    ctx.Notify(kNotifyList, to_front ? "lpush" : "rpush", dst_key);
-    ctx.Notify(kNotifyList, from_front ? "lpop" : "rpop", src_key);
-    ListAfterChange(ctx, src_key, src_e, src);
+// Moves one element from args[1] to args[2] and replies with it (nil when the source
+// is missing); true when an element moved.
+bool MoveAndReply(CommandContext& ctx, bool from_front, bool to_front) {
+  StatusOr<std::optional<std::string>> moved = list_ops::Move(ctx, ctx.arg(1), ctx.arg(2), from_front, to_front);
+  if (!moved.ok()) {
+    ctx.Error(moved.status());
+    return false;
   }
-  ctx.Dirty();
-  ctx.reply.Bulk(value);
+  if (!moved->has_value()) {
+    ctx.reply.Null();
+    return false;
+  }
+  ctx.reply.Bulk(**moved);
   return true;
 }
 
-// LMOVE source destination LEFT|RIGHT LEFT|RIGHT; RPOPLPUSH source destination.
-void LMoveGeneric(CommandContext& ctx, bool from_front, bool to_front) {
-  Entry* e;
-  ListValue* l;
-  if (!LookupList(ctx, ctx.arg(1), false, &e, &l)) return;
-  if (l == nullptr) return ctx.reply.Null();
-  MoveAndReply(ctx, 1, e, l, from_front, to_front);
-}
-
+// LMOVE source destination LEFT|RIGHT LEFT|RIGHT
 void LMove(CommandContext& ctx) {
   bool from, to;
   if (!EndArg(ctx, 3, &from) || !EndArg(ctx, 4, &to)) return;
-  LMoveGeneric(ctx, from, to);
+  MoveAndReply(ctx, from, to);
 }
 
-void RPopLPush(CommandContext& ctx) { LMoveGeneric(ctx, false, true); }
+// RPOPLPUSH source destination
+void RPopLPush(CommandContext& ctx) { MoveAndReply(ctx, false, true); }
+
+// What a blocking command finds at `key`: a list to serve from, nothing (park), or
+// another type — WRONGTYPE, except on a retry, which passes over it (Redis 7.0
+// leaves such a client blocked).
+enum class Found { kList, kNothing, kWrongType };
+Found FindToServe(CommandContext& ctx, std::string_view key) {
+  Entry* e;
+  ListValue* l;
+  if (!list_ops::FindForWrite(ctx, key, &e, &l).ok()) return IsRetry(ctx) ? Found::kNothing : Found::kWrongType;
+  return l != nullptr ? Found::kList : Found::kNothing;
+}
 
 // BLMOVE source destination LEFT|RIGHT LEFT|RIGHT timeout; BRPOPLPUSH source
 // destination timeout.
 void BLMoveGeneric(CommandContext& ctx, bool from_front, bool to_front, size_t timeout_idx) {
   int64_t deadline;
   if (!BlockTimeoutArg(ctx, timeout_idx, &deadline)) return;
-  Entry* e = ctx.db().Find(ctx.arg(1));
-  if (e != nullptr && e->has_expire) e = ctx.db().Lookup(ctx.arg(1), ctx.now_ms());
-  if (e != nullptr && e->type != ValueType::kList && !IsRetry(ctx)) return ctx.WrongType();
-  if (e != nullptr && e->type == ValueType::kList) {
-    if (MoveAndReply(ctx, 1, e, static_cast<ListValue*>(Database::GetObject(e)), from_front, to_front)) {
-      if (timeout_idx == 5) {
-        ctx.PropagateAs({"LMOVE", std::string(ctx.arg(1)), std::string(ctx.arg(2)), from_front ? "LEFT" : "RIGHT",
-                         to_front ? "LEFT" : "RIGHT"});
-      } else {
-        ctx.PropagateAs({"RPOPLPUSH", std::string(ctx.arg(1)), std::string(ctx.arg(2))});
-      }
-    }
-    return;
+  switch (FindToServe(ctx, ctx.arg(1))) {
+    case Found::kWrongType: return ctx.WrongType();
+    case Found::kNothing: return ParkOnKeys(ctx, {std::string(ctx.arg(1))}, deadline, TimeoutReply::kNullBulk);
+    case Found::kList: break;
   }
-  ParkOnKeys(ctx, {std::string(ctx.arg(1))}, deadline, TimeoutReply::kNullBulk);
+  if (!MoveAndReply(ctx, from_front, to_front)) return;
+  if (timeout_idx == 5) {
+    ctx.PropagateAs({"LMOVE", std::string(ctx.arg(1)), std::string(ctx.arg(2)), from_front ? "LEFT" : "RIGHT",
+                     to_front ? "LEFT" : "RIGHT"});
+  } else {
+    ctx.PropagateAs({"RPOPLPUSH", std::string(ctx.arg(1)), std::string(ctx.arg(2))});
+  }
 }
 
 void BLMove(CommandContext& ctx) {
@@ -110,37 +99,26 @@ void BRPopLPush(CommandContext& ctx) { BLMoveGeneric(ctx, false, true, 3); }
 // Pops min(count, size) elements from one end of the non-empty list at `key` and
 // replies [key, element] (BLPOP/BRPOP) or [key, [elements]] (LMPOP/BLMPOP); logged
 // as LPOP/RPOP key [count].
-void PopToReply(CommandContext& ctx, std::string_view key, Entry* e, ListValue* l, bool front, int64_t count,
-                bool mpop) {
-  const size_t n = std::min<size_t>(static_cast<size_t>(count), l->size());
+void PopToReply(CommandContext& ctx, std::string_view key, bool front, int64_t count, bool mpop) {
+  StatusOr<std::vector<std::string>> values =
+      list_ops::PopServed(ctx, key, front, static_cast<size_t>(count), mpop);
+  if (!values.ok()) return ctx.Error(values.status());
   ctx.reply.ArrayHeader(2);
   ctx.reply.Bulk(key);
-  if (mpop) ctx.reply.ArrayHeader(n);
-  for (size_t i = 0; i < n; ++i) ctx.reply.Bulk(l->Pop(front));
-  std::vector<std::string> logged = {front ? "LPOP" : "RPOP", std::string(key)};
-  if (mpop) logged.push_back(std::to_string(n));
-  ctx.PropagateAs(std::move(logged));
-  ctx.Touched(ctx.client.db, key);
-  ctx.Notify(kNotifyList, front ? "lpop" : "rpop", key);
-  ListAfterChange(ctx, key, e, l);
-  ctx.Dirty(static_cast<int64_t>(n));
+  if (mpop) ctx.reply.ArrayHeader(values->size());
+  for (const std::string& v : *values) ctx.reply.Bulk(v);
 }
 
 // The blocking pops: the first non-empty list of args[first..first+nkeys) is
 // popped; when all are empty the client parks on them.
 void BlockingPop(CommandContext& ctx, size_t first, size_t nkeys, bool front, int64_t count, bool mpop,
                  int64_t deadline_ms) {
-  // A retry passes over a key that now holds another type (Redis 7.0 leaves such
-  // a client blocked).
   for (size_t i = first; i < first + nkeys; ++i) {
-    Entry* e = ctx.db().Find(ctx.arg(i));
-    if (e != nullptr && e->has_expire) e = ctx.db().Lookup(ctx.arg(i), ctx.now_ms());
-    if (e == nullptr) continue;
-    if (e->type != ValueType::kList) {
-      if (IsRetry(ctx)) continue;
-      return ctx.WrongType();
+    switch (FindToServe(ctx, ctx.arg(i))) {
+      case Found::kWrongType: return ctx.WrongType();
+      case Found::kNothing: continue;
+      case Found::kList: return PopToReply(ctx, ctx.arg(i), front, count, mpop);
     }
-    return PopToReply(ctx, ctx.arg(i), e, static_cast<ListValue*>(Database::GetObject(e)), front, count, mpop);
   }
   std::vector<std::string> keys;
   for (size_t i = first; i < first + nkeys; ++i) keys.emplace_back(ctx.arg(i));
@@ -169,8 +147,8 @@ void LMPopGeneric(CommandContext& ctx, size_t numkeys_idx, bool blocking) {
   for (size_t i = m.first; i < m.first + m.nkeys; ++i) {
     Entry* e;
     ListValue* l;
-    if (!LookupList(ctx, ctx.arg(i), false, &e, &l)) return;
-    if (l != nullptr) return PopToReply(ctx, ctx.arg(i), e, l, m.end_a, m.count, true);
+    if (Status st = list_ops::FindForWrite(ctx, ctx.arg(i), &e, &l); !st.ok()) return ctx.Error(st);
+    if (l != nullptr) return PopToReply(ctx, ctx.arg(i), m.end_a, m.count, true);
   }
   ctx.reply.NullArray();
 }

@@ -1,8 +1,10 @@
 // List commands that work on one list in place: LPUSH, RPUSH, LPUSHX, RPUSHX, LPOP,
 // RPOP, LLEN, LINDEX, LINSERT, LSET, LRANGE, LTRIM, LREM, LPOS. Semantics, argument
-// order of checks, replies and error texts follow Redis 7.0's t_list.c; the
-// structure is in storage/list_value.h. Moves and blocking pops: cmd_list_pops.cc.
+// order of checks, replies and error texts follow Redis 7.0's t_list.c. Handlers
+// parse, call a list operation (server/ops/list_ops.h) or read the list it finds,
+// reply; the structure is in storage/list_value.h. Moves and blocking pops: cmd_list_pops.cc.
 #include <algorithm>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -10,7 +12,7 @@
 
 #include "protocol/error_text.h"
 #include "server/command_context.h"
-#include "server/commands/list_helpers.h"
+#include "server/ops/list_ops.h"
 #include "storage/int_text.h"
 
 namespace feedkv::server {
@@ -19,21 +21,9 @@ namespace {
 
 // LPUSH / RPUSH key element [element ...]; the X forms push only onto an existing list.
 void PushGeneric(CommandContext& ctx, bool front, bool only_existing) {
-  Entry* e;
-  ListValue* l;
-  if (only_existing) {
-    if (!LookupList(ctx, ctx.arg(1), false, &e, &l)) return;
-    if (l == nullptr) return ctx.reply.Integer(0);
-  } else {
-    l = ListForPush(ctx, ctx.arg(1), &e);
-    if (l == nullptr) return;
-  }
-  const int64_t fill = ListFill(ctx);
-  for (size_t i = 2; i < ctx.argc(); ++i) l->Push(front, ctx.arg(i), fill);
-  ctx.db().UpdateObjectMemory(e);
-  ctx.Dirty(static_cast<int64_t>(ctx.argc() - 2));
-  ctx.Notify(kNotifyList, front ? "lpush" : "rpush", ctx.arg(1));
-  ctx.reply.Integer(static_cast<int64_t>(l->size()));
+  StatusOr<size_t> size = list_ops::Push(ctx, ctx.arg(1), front, ctx.args.subspan(2), only_existing);
+  if (!size.ok()) return ctx.Error(size.status());
+  ctx.reply.Integer(static_cast<int64_t>(*size));
 }
 
 void LPush(CommandContext& ctx) { PushGeneric(ctx, true, false); }
@@ -44,57 +34,51 @@ void RPushX(CommandContext& ctx) { PushGeneric(ctx, false, true); }
 // LPOP / RPOP key [count]
 void PopGeneric(CommandContext& ctx, bool front) {
   if (ctx.argc() > 3) return ctx.Error(fmt::format(protocol::err::kWrongArity, ctx.spec.name));
-  const bool has_count = ctx.argc() == 3;
+  if (ctx.argc() == 2) {
+    StatusOr<std::optional<std::string>> value = list_ops::PopOne(ctx, ctx.arg(1), front);
+    if (!value.ok()) return ctx.Error(value.status());
+    return value->has_value() ? ctx.reply.Bulk(**value) : ctx.reply.Null();
+  }
   int64_t count = 0;
-  if (has_count && (!ParseCanonicalInt64(ctx.arg(2), &count) || count < 0)) {
-    return ctx.Error(protocol::err::kNotPositive);
-  }
-  Entry* e;
-  ListValue* l;
-  if (!LookupList(ctx, ctx.arg(1), false, &e, &l)) return;
-  if (l == nullptr) return has_count ? ctx.reply.NullArray() : ctx.reply.Null();
-  if (has_count && count == 0) return ctx.reply.ArrayHeader(0);
-  if (!has_count) {
-    ctx.reply.Bulk(l->Pop(front));
-    ctx.Dirty();
-  } else {
-    const size_t n = std::min<size_t>(static_cast<size_t>(count), l->size());
-    ctx.reply.ArrayHeader(n);
-    for (size_t i = 0; i < n; ++i) ctx.reply.Bulk(l->Pop(front));
-    ctx.Dirty(static_cast<int64_t>(n));
-  }
-  ctx.Notify(kNotifyList, front ? "lpop" : "rpop", ctx.arg(1));
-  ListAfterChange(ctx, ctx.arg(1), e, l);
+  if (!ParseCanonicalInt64(ctx.arg(2), &count) || count < 0) return ctx.Error(protocol::err::kNotPositive);
+  StatusOr<std::optional<std::vector<std::string>>> values =
+      list_ops::PopMany(ctx, ctx.arg(1), front, static_cast<size_t>(count));
+  if (!values.ok()) return ctx.Error(values.status());
+  if (!values->has_value()) return ctx.reply.NullArray();
+  ctx.reply.ArrayHeader((*values)->size());
+  for (const std::string& v : **values) ctx.reply.Bulk(v);
 }
 
 void LPop(CommandContext& ctx) { PopGeneric(ctx, true); }
 void RPop(CommandContext& ctx) { PopGeneric(ctx, false); }
 
-void LLen(CommandContext& ctx) {
-  Entry* e;
-  ListValue* l;
-  if (!LookupList(ctx, ctx.arg(1), true, &e, &l)) return;
-  ctx.reply.Integer(l == nullptr ? 0 : static_cast<int64_t>(l->size()));
-}
-
-// An index as LINDEX/LSET take it (negative from the tail): false when out of range.
-bool ResolveIndex(int64_t index, size_t size, size_t* out) {
-  const auto n = static_cast<int64_t>(size);
-  if (index < 0) index += n;
-  if (index < 0 || index >= n) return false;
-  *out = static_cast<size_t>(index);
+// The list at args[1] for a read, or false after replying the error.
+bool FindList(CommandContext& ctx, const ListValue** list) {
+  StatusOr<const ListValue*> found = list_ops::Find(ctx, ctx.arg(1));
+  if (!found.ok()) {
+    ctx.Error(found.status());
+    return false;
+  }
+  *list = *found;
   return true;
 }
 
+void LLen(CommandContext& ctx) {
+  const ListValue* l;
+  if (!FindList(ctx, &l)) return;
+  ctx.reply.Integer(l == nullptr ? 0 : static_cast<int64_t>(l->size()));
+}
+
 void LIndex(CommandContext& ctx) {
-  Entry* e;
-  ListValue* l;
-  if (!LookupList(ctx, ctx.arg(1), true, &e, &l)) return;
+  // As Redis's lindexCommand: the key first, so a missing key answers nil whatever
+  // the index says.
+  const ListValue* l;
+  if (!FindList(ctx, &l)) return;
   if (l == nullptr) return ctx.reply.Null();
   int64_t index;
   if (!ctx.IntArg(2, &index)) return;
   size_t at;
-  if (!ResolveIndex(index, l->size(), &at)) return ctx.reply.Null();
+  if (!list_ops::ResolveIndex(index, l->size(), &at)) return ctx.reply.Null();
   ctx.reply.Bulk(l->At(at));
 }
 
@@ -108,55 +92,24 @@ void LInsert(CommandContext& ctx) {
   } else {
     return ctx.SyntaxError();
   }
-  Entry* e;
-  ListValue* l;
-  if (!LookupList(ctx, ctx.arg(1), false, &e, &l)) return;
-  if (l == nullptr) return ctx.reply.Integer(0);
-  if (!l->InsertAtPivot(ctx.arg(3), ctx.arg(4), after, ListFill(ctx))) return ctx.reply.Integer(-1);
-  ctx.db().UpdateObjectMemory(e);
-  ctx.Dirty();
-  ctx.Notify(kNotifyList, "linsert", ctx.arg(1));
-  ctx.reply.Integer(static_cast<int64_t>(l->size()));
+  StatusOr<int64_t> size = list_ops::Insert(ctx, ctx.arg(1), after, ctx.arg(3), ctx.arg(4));
+  if (!size.ok()) return ctx.Error(size.status());
+  ctx.reply.Integer(*size);
 }
 
 void LSet(CommandContext& ctx) {
-  Entry* e;
-  ListValue* l;
-  if (!LookupList(ctx, ctx.arg(1), false, &e, &l)) return;
-  if (l == nullptr) return ctx.Error(protocol::err::kNoSuchKey);
-  int64_t index;
-  if (!ctx.IntArg(2, &index)) return;
-  size_t at;
-  if (!ResolveIndex(index, l->size(), &at)) return ctx.Error(protocol::err::kOutOfRange);
-  l->Set(at, ctx.arg(3), ListFill(ctx));
-  ctx.db().UpdateObjectMemory(e);
-  ctx.Dirty();
-  ctx.Notify(kNotifyList, "lset", ctx.arg(1));
+  Status st = list_ops::Set(ctx, ctx.arg(1), ctx.arg(2), ctx.arg(3));
+  if (!st.ok()) return ctx.Error(st);
   ctx.reply.Ok();
-}
-
-// start/stop as LRANGE and LTRIM take them, clamped to the list: false when the
-// range is empty.
-bool ResolveRange(int64_t start, int64_t stop, size_t size, size_t* lo, size_t* hi) {
-  const auto n = static_cast<int64_t>(size);
-  if (start < 0) start += n;
-  if (stop < 0) stop += n;
-  if (start < 0) start = 0;
-  if (start > stop || start >= n) return false;
-  if (stop >= n) stop = n - 1;
-  *lo = static_cast<size_t>(start);
-  *hi = static_cast<size_t>(stop);
-  return true;
 }
 
 void LRange(CommandContext& ctx) {
   int64_t start, stop;
   if (!ctx.IntArg(2, &start) || !ctx.IntArg(3, &stop)) return;
-  Entry* e;
-  ListValue* l;
-  if (!LookupList(ctx, ctx.arg(1), true, &e, &l)) return;
+  const ListValue* l;
+  if (!FindList(ctx, &l)) return;
   size_t lo, hi;
-  if (l == nullptr || !ResolveRange(start, stop, l->size(), &lo, &hi)) return ctx.reply.ArrayHeader(0);
+  if (l == nullptr || !list_ops::ResolveRange(start, stop, l->size(), &lo, &hi)) return ctx.reply.ArrayHeader(0);
   ctx.reply.ArrayHeader(hi - lo + 1);
   l->ForRange(lo, hi, false, [&](std::string_view v) {
     ctx.reply.Bulk(v);
@@ -167,26 +120,8 @@ void LRange(CommandContext& ctx) {
 void LTrim(CommandContext& ctx) {
   int64_t start, stop;
   if (!ctx.IntArg(2, &start) || !ctx.IntArg(3, &stop)) return;
-  Entry* e;
-  ListValue* l;
-  if (!LookupList(ctx, ctx.arg(1), false, &e, &l)) return;
-  if (l == nullptr) return ctx.reply.Ok();
-  size_t lo = 0, hi = 0;
-  const size_t size = l->size();
-  size_t removed;
-  if (!ResolveRange(start, stop, size, &lo, &hi)) {
-    removed = size;
-    l->RemoveEnds(true, size);
-  } else {
-    removed = lo + (size - 1 - hi);
-    l->RemoveEnds(true, lo);
-    l->RemoveEnds(false, size - 1 - hi);
-  }
-  // Redis signals the key even when nothing was trimmed (WATCH sees it).
-  ctx.Touched(ctx.client.db, ctx.arg(1));
-  ctx.Notify(kNotifyList, "ltrim", ctx.arg(1));
-  ListAfterChange(ctx, ctx.arg(1), e, l);
-  ctx.Dirty(static_cast<int64_t>(removed));
+  Status st = list_ops::Trim(ctx, ctx.arg(1), start, stop);
+  if (!st.ok()) return ctx.Error(st);
   ctx.reply.Ok();
 }
 
@@ -194,17 +129,9 @@ void LTrim(CommandContext& ctx) {
 void LRem(CommandContext& ctx) {
   int64_t count;
   if (!ctx.IntArg(2, &count)) return;
-  Entry* e;
-  ListValue* l;
-  if (!LookupList(ctx, ctx.arg(1), false, &e, &l)) return;
-  if (l == nullptr) return ctx.reply.Integer(0);
-  const size_t removed = l->RemoveEqual(ctx.arg(3), count);
-  if (removed > 0) {
-    ctx.Notify(kNotifyList, "lrem", ctx.arg(1));
-    ListAfterChange(ctx, ctx.arg(1), e, l);
-    ctx.Dirty(static_cast<int64_t>(removed));
-  }
-  ctx.reply.Integer(static_cast<int64_t>(removed));
+  StatusOr<size_t> removed = list_ops::RemoveEqual(ctx, ctx.arg(1), count, ctx.arg(3));
+  if (!removed.ok()) return ctx.Error(removed.status());
+  ctx.reply.Integer(static_cast<int64_t>(*removed));
 }
 
 // LPOS key element [RANK rank] [COUNT num-matches] [MAXLEN len]
@@ -227,9 +154,8 @@ void LPos(CommandContext& ctx) {
       return ctx.SyntaxError();
     }
   }
-  Entry* e;
-  ListValue* l;
-  if (!LookupList(ctx, ctx.arg(1), true, &e, &l)) return;
+  const ListValue* l;
+  if (!FindList(ctx, &l)) return;
   if (l == nullptr) return count != -1 ? ctx.reply.ArrayHeader(0) : ctx.reply.Null();
   const bool reverse = rank < 0;
   uint64_t skip = (reverse ? 0 - static_cast<uint64_t>(rank) : static_cast<uint64_t>(rank)) - 1;

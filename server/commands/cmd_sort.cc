@@ -22,7 +22,7 @@
 
 #include "protocol/error_text.h"
 #include "server/command_context.h"
-#include "server/commands/list_helpers.h"
+#include "server/ops/list_ops.h"
 #include "server/server.h"
 #include "storage/database.h"
 #include "storage/hash_value.h"
@@ -230,7 +230,7 @@ void SortGeneric(CommandContext& ctx, bool readonly) {
   const bool existed = db.Lookup(*store, ctx.now_ms()) != nullptr;
   if (outputlen > 0) {
     auto list = std::make_unique<ListValue>();
-    const int64_t fill = ListFill(ctx);
+    const int64_t fill = list_ops::Fill(ctx);
     for (size_t i = 2; i < log.size(); i++) list->Push(false, log[i], fill);
     db.SetObject(*store, std::move(list), kNoExpire, false);
     ctx.PropagateAs({"DEL", std::string(*store)});
