@@ -80,6 +80,19 @@ class CommandContext {
   // naming the container, `lines`, then HELP itself.
   void ReplyHelp(std::initializer_list<std::string_view> lines);
   bool failed() const { return failed_; }
+  // What a read operation (server/ops/) found — the value, null when the key is
+  // missing — or false after replying its error:
+  //   const HashValue* h;
+  //   if (!ctx.Found(hash_ops::Find(ctx, ctx.arg(1)), &h)) return;
+  template <class T>
+  bool Found(StatusOr<T> found, T* out) {
+    if (!found.ok()) {
+      Error(found.status());
+      return false;
+    }
+    *out = *found;
+    return true;
+  }
 
   // Parses argument i as an int64; on failure replies Redis's error and
   // returns false.

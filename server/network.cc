@@ -421,23 +421,49 @@ void Listener::AcceptTcp() {
       RetryAcceptLater(ec);
       return;
     }
-    {
-      boost::system::error_code ignored;
-      s.set_option(boost::asio::ip::tcp::no_delay(true), ignored);
-      if (server_.cfg().tcp_keepalive > 0) {
-        s.set_option(boost::asio::socket_base::keep_alive(true), ignored);
-        int secs = static_cast<int>(server_.cfg().tcp_keepalive);
-        ::setsockopt(s.native_handle(), IPPROTO_TCP, TCP_KEEPIDLE, &secs, sizeof(secs));
-      }
-      auto remote = s.remote_endpoint(ignored);
-      auto local = s.local_endpoint(ignored);
-      std::string addr = remote.address().to_string() + ":" + std::to_string(remote.port());
-      std::string laddr = local.address().to_string() + ":" + std::to_string(local.port());
-      const bool local_peer = IsLocalPeer(remote.address());
-      Admit(Connection::Socket(std::move(s)), std::move(addr), std::move(laddr), local_peer);
-    }
+    AdmitTcp(std::move(s));
     if (tcp_ && tcp_->is_open()) AcceptTcp();
   });
+}
+
+void Listener::AdmitTcp(boost::asio::ip::tcp::socket s) {
+  boost::system::error_code ignored;
+  s.set_option(boost::asio::ip::tcp::no_delay(true), ignored);
+  if (server_.cfg().tcp_keepalive > 0) {
+    s.set_option(boost::asio::socket_base::keep_alive(true), ignored);
+    int secs = static_cast<int>(server_.cfg().tcp_keepalive);
+    ::setsockopt(s.native_handle(), IPPROTO_TCP, TCP_KEEPIDLE, &secs, sizeof(secs));
+  }
+  auto remote = s.remote_endpoint(ignored);
+  auto local = s.local_endpoint(ignored);
+  std::string addr = remote.address().to_string() + ":" + std::to_string(remote.port());
+  std::string laddr = local.address().to_string() + ":" + std::to_string(local.port());
+  const bool local_peer = IsLocalPeer(remote.address());
+  Admit(Connection::Socket(std::move(s)), std::move(addr), std::move(laddr), local_peer);
+}
+
+void Listener::AcceptWhileBusy() {
+  // The event loop is held by a busy script, so the pending async_accept cannot
+  // run: take what waits in the backlog with non-blocking accepts (the pending
+  // operation then finds nothing and keeps waiting). Bounded per call, so a
+  // connection storm cannot hold the script's hook.
+  constexpr int kMaxPerCall = 16;
+  boost::system::error_code ec;
+  if (tcp_ && tcp_->is_open()) {
+    tcp_->non_blocking(true, ec);
+    for (int i = 0; i < kMaxPerCall && !ec; ++i) {
+      boost::asio::ip::tcp::socket s = tcp_->accept(ec);
+      if (!ec) AdmitTcp(std::move(s));
+    }
+  }
+  ec.clear();
+  if (unix_ && unix_->is_open()) {
+    unix_->non_blocking(true, ec);
+    for (int i = 0; i < kMaxPerCall && !ec; ++i) {
+      boost::asio::local::stream_protocol::socket s = unix_->accept(ec);
+      if (!ec) Admit(Connection::Socket(std::move(s)), unix_path_ + ":0", unix_path_, true);
+    }
+  }
 }
 
 void Listener::AcceptUnix() {

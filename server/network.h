@@ -115,12 +115,16 @@ class Listener {
   int port() const { return port_; }
   bool tcp() const { return tcp_ != nullptr; }
   void Close();
+  // Admits the connections waiting in the backlog without the event loop (which a
+  // busy script holds), so they can be answered -BUSY as Redis does.
+  void AcceptWhileBusy();
 
  private:
   explicit Listener(Server& server);
   void AcceptTcp();
   void AcceptUnix();
   void RetryAcceptLater(const boost::system::error_code& ec);
+  void AdmitTcp(boost::asio::ip::tcp::socket s);
   void Admit(Connection::Socket socket, std::string addr, std::string laddr, bool local);
 
   Server& server_;

@@ -259,6 +259,7 @@ bool Server::Shutdown(const ShutdownOptions& options) {
 }
 
 void Server::ServeClientsWhileBusy() {
+  for (auto& l : listeners_) l->AcceptWhileBusy();
   std::vector<std::shared_ptr<Connection>> conns;
   conns.reserve(connections_.size());
   for (auto& [id, c] : connections_) conns.push_back(c);

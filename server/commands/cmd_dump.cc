@@ -15,9 +15,9 @@
 
 #include "protocol/error_text.h"
 #include "server/command_context.h"
-#include "server/commands/zset_helpers.h"
 #include "server/ops/hash_ops.h"
 #include "server/ops/set_ops.h"
+#include "server/ops/zset_ops.h"
 #include "server/server.h"
 #include "storage/database.h"
 #include "storage/hash_value.h"
@@ -163,7 +163,7 @@ bool ParseScore(const std::string& text, double* score) {
 bool BuildZset(CommandContext& ctx, const std::vector<std::pair<std::string, double>>& members, size_t max_len,
                Decoded* out) {
   if (members.empty()) return false;
-  const ZsetLimits limits = ZLimits(ctx);
+  const ZsetLimits limits = zset_ops::Limits(ctx);
   auto z = SortedSetValue::Create(members.size(), max_len, limits);
   for (const auto& [member, score] : members) {
     double ignored;

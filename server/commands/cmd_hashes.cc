@@ -42,20 +42,9 @@ void HSetNx(CommandContext& ctx) {
   ctx.reply.Integer(*set ? 1 : 0);
 }
 
-// The hash at args[1] for a read, or false after replying the error.
-bool FindHash(CommandContext& ctx, const HashValue** hash) {
-  StatusOr<const HashValue*> found = hash_ops::Find(ctx, ctx.arg(1));
-  if (!found.ok()) {
-    ctx.Error(found.status());
-    return false;
-  }
-  *hash = *found;
-  return true;
-}
-
 void HGet(CommandContext& ctx) {
   const HashValue* h;
-  if (!FindHash(ctx, &h)) return;
+  if (!ctx.Found(hash_ops::Find(ctx, ctx.arg(1)), &h)) return;
   std::string_view v;
   if (h == nullptr || !h->Get(ctx.arg(2), &v)) return ctx.reply.Null();
   ctx.reply.Bulk(v);
@@ -63,7 +52,7 @@ void HGet(CommandContext& ctx) {
 
 void HMGet(CommandContext& ctx) {
   const HashValue* h;
-  if (!FindHash(ctx, &h)) return;
+  if (!ctx.Found(hash_ops::Find(ctx, ctx.arg(1)), &h)) return;
   ctx.reply.ArrayHeader(ctx.argc() - 2);
   for (size_t i = 2; i < ctx.argc(); ++i) {
     std::string_view v;
@@ -83,20 +72,20 @@ void HDel(CommandContext& ctx) {
 
 void HLen(CommandContext& ctx) {
   const HashValue* h;
-  if (!FindHash(ctx, &h)) return;
+  if (!ctx.Found(hash_ops::Find(ctx, ctx.arg(1)), &h)) return;
   ctx.reply.Integer(h == nullptr ? 0 : static_cast<int64_t>(h->size()));
 }
 
 void HStrLen(CommandContext& ctx) {
   const HashValue* h;
-  if (!FindHash(ctx, &h)) return;
+  if (!ctx.Found(hash_ops::Find(ctx, ctx.arg(1)), &h)) return;
   std::string_view v;
   ctx.reply.Integer(h != nullptr && h->Get(ctx.arg(2), &v) ? static_cast<int64_t>(v.size()) : 0);
 }
 
 void HExists(CommandContext& ctx) {
   const HashValue* h;
-  if (!FindHash(ctx, &h)) return;
+  if (!ctx.Found(hash_ops::Find(ctx, ctx.arg(1)), &h)) return;
   std::string_view v;
   ctx.reply.Integer(h != nullptr && h->Get(ctx.arg(2), &v) ? 1 : 0);
 }
@@ -104,7 +93,7 @@ void HExists(CommandContext& ctx) {
 // HKEYS / HVALS / HGETALL.
 void HGetAllGeneric(CommandContext& ctx, bool fields, bool values) {
   const HashValue* h;
-  if (!FindHash(ctx, &h)) return;
+  if (!ctx.Found(hash_ops::Find(ctx, ctx.arg(1)), &h)) return;
   const size_t n = h == nullptr ? 0 : h->size();
   if (fields && values) {
     ctx.reply.MapHeader(n);
@@ -149,7 +138,7 @@ void ReplyField(protocol::ReplyWriter& r, const HashField& f, bool withvalues) {
 void HRandField(CommandContext& ctx) {
   const HashValue* h;
   if (ctx.argc() == 2) {
-    if (!FindHash(ctx, &h)) return;
+    if (!ctx.Found(hash_ops::Find(ctx, ctx.arg(1)), &h)) return;
     if (h == nullptr) return ctx.reply.Null();
     return ctx.reply.Bulk(h->Random(ctx.server.Random()).first);
   }
@@ -163,7 +152,7 @@ void HRandField(CommandContext& ctx) {
   if (withvalues && (count < -INT64_MAX / 2 || count > INT64_MAX / 2)) {
     return ctx.Error(protocol::err::kValueOutOfRange);
   }
-  if (!FindHash(ctx, &h)) return;
+  if (!ctx.Found(hash_ops::Find(ctx, ctx.arg(1)), &h)) return;
   if (h == nullptr || count == 0) return ctx.reply.ArrayHeader(0);
   protocol::ReplyWriter& r = ctx.reply;
   const size_t size = h->size();
@@ -193,7 +182,7 @@ void HScan(CommandContext& ctx) {
   uint64_t cursor;
   if (!ParseScanCursor(ctx, 2, &cursor)) return;
   const HashValue* h;
-  if (!FindHash(ctx, &h)) return;
+  if (!ctx.Found(hash_ops::Find(ctx, ctx.arg(1)), &h)) return;
   if (h == nullptr) return ReplyEmptyScan(ctx);
   ScanOptions opt;
   if (!ParseScanOptions(ctx, 3, &opt)) return;

@@ -12,6 +12,7 @@
 
 #include "protocol/error_text.h"
 #include "server/command_context.h"
+#include "server/ops/index_range.h"
 #include "server/ops/list_ops.h"
 #include "storage/int_text.h"
 
@@ -52,20 +53,9 @@ void PopGeneric(CommandContext& ctx, bool front) {
 void LPop(CommandContext& ctx) { PopGeneric(ctx, true); }
 void RPop(CommandContext& ctx) { PopGeneric(ctx, false); }
 
-// The list at args[1] for a read, or false after replying the error.
-bool FindList(CommandContext& ctx, const ListValue** list) {
-  StatusOr<const ListValue*> found = list_ops::Find(ctx, ctx.arg(1));
-  if (!found.ok()) {
-    ctx.Error(found.status());
-    return false;
-  }
-  *list = *found;
-  return true;
-}
-
 void LLen(CommandContext& ctx) {
   const ListValue* l;
-  if (!FindList(ctx, &l)) return;
+  if (!ctx.Found(list_ops::Find(ctx, ctx.arg(1)), &l)) return;
   ctx.reply.Integer(l == nullptr ? 0 : static_cast<int64_t>(l->size()));
 }
 
@@ -73,12 +63,12 @@ void LIndex(CommandContext& ctx) {
   // As Redis's lindexCommand: the key first, so a missing key answers nil whatever
   // the index says.
   const ListValue* l;
-  if (!FindList(ctx, &l)) return;
+  if (!ctx.Found(list_ops::Find(ctx, ctx.arg(1)), &l)) return;
   if (l == nullptr) return ctx.reply.Null();
   int64_t index;
   if (!ctx.IntArg(2, &index)) return;
   size_t at;
-  if (!list_ops::ResolveIndex(index, l->size(), &at)) return ctx.reply.Null();
+  if (!ResolveIndex(index, l->size(), &at)) return ctx.reply.Null();
   ctx.reply.Bulk(l->At(at));
 }
 
@@ -107,9 +97,9 @@ void LRange(CommandContext& ctx) {
   int64_t start, stop;
   if (!ctx.IntArg(2, &start) || !ctx.IntArg(3, &stop)) return;
   const ListValue* l;
-  if (!FindList(ctx, &l)) return;
+  if (!ctx.Found(list_ops::Find(ctx, ctx.arg(1)), &l)) return;
   size_t lo, hi;
-  if (l == nullptr || !list_ops::ResolveRange(start, stop, l->size(), &lo, &hi)) return ctx.reply.ArrayHeader(0);
+  if (l == nullptr || !ResolveRange(start, stop, l->size(), &lo, &hi)) return ctx.reply.ArrayHeader(0);
   ctx.reply.ArrayHeader(hi - lo + 1);
   l->ForRange(lo, hi, false, [&](std::string_view v) {
     ctx.reply.Bulk(v);
@@ -155,7 +145,7 @@ void LPos(CommandContext& ctx) {
     }
   }
   const ListValue* l;
-  if (!FindList(ctx, &l)) return;
+  if (!ctx.Found(list_ops::Find(ctx, ctx.arg(1)), &l)) return;
   if (l == nullptr) return count != -1 ? ctx.reply.ArrayHeader(0) : ctx.reply.Null();
   const bool reverse = rank < 0;
   uint64_t skip = (reverse ? 0 - static_cast<uint64_t>(rank) : static_cast<uint64_t>(rank)) - 1;

@@ -23,17 +23,6 @@ namespace {
 
 using namespace set_family;  // NOLINT: the shared handlers, one per row
 
-// The longset at args[1] for a whole-value read, or false after replying the error.
-bool FindLongSet(CommandContext& ctx, const SetValue** set) {
-  StatusOr<const SetValue*> found = set_ops::Find(ctx, ctx.arg(1), set_ops::Accept::kLongSetOnly);
-  if (!found.ok()) {
-    ctx.Error(found.status());
-    return false;
-  }
-  *set = *found;
-  return true;
-}
-
 // ---- whole-value commands ----
 
 void LsSet(CommandContext& ctx) {
@@ -55,7 +44,7 @@ void LsSet(CommandContext& ctx) {
 
 void LsDump(CommandContext& ctx) {
   const SetValue* set;
-  if (!FindLongSet(ctx, &set)) return;
+  if (!ctx.Found(set_ops::Find(ctx, ctx.arg(1), set_ops::Accept::kLongSetOnly), &set)) return;
   if (set == nullptr) return ctx.reply.Null();
   std::string image;
   set->longset().SerializeImage(&image);
@@ -64,7 +53,7 @@ void LsDump(CommandContext& ctx) {
 
 void LsInfo(CommandContext& ctx) {
   const SetValue* set;
-  if (!FindLongSet(ctx, &set)) return;
+  if (!ctx.Found(set_ops::Find(ctx, ctx.arg(1), set_ops::Accept::kLongSetOnly), &set)) return;
   if (set == nullptr) return ctx.reply.Null();
   const LongSet& ls = set->longset();
   const LongSetProbeStats st = ls.Stats();

@@ -38,9 +38,8 @@ void SRandMember(CommandContext& ctx) {
     if (!ctx.IntArg(2, &count)) return;
     if (count == std::numeric_limits<int64_t>::min()) return ctx.Error(protocol::err::kCountRange);
   }
-  StatusOr<const SetValue*> found = set_ops::Find(ctx, ctx.arg(1), set_ops::Accept::kAnySet);
-  if (!found.ok()) return ctx.Error(found.status());
-  const SetValue* set = *found;
+  const SetValue* set;
+  if (!ctx.Found(set_ops::Find(ctx, ctx.arg(1), set_ops::Accept::kAnySet), &set)) return;
   if (ctx.argc() == 2) {
     if (set == nullptr) return ctx.reply.Null();
     return ReplyMember(ctx.reply, set->RandomMember(ctx.server.Random()));

@@ -8,7 +8,6 @@
 #include <algorithm>
 #include <cerrno>
 #include <cctype>
-#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -20,9 +19,9 @@
 
 #include "protocol/error_text.h"
 #include "server/command_context.h"
+#include "server/ops/string_ops.h"
 #include "server/server.h"
 #include "storage/database.h"
-#include "storage/float_text.h"
 
 namespace feedkv::server {
 
@@ -35,18 +34,6 @@ bool IsString(const Entry* e) { return e->type == ValueType::kString; }
 
 void InvalidExpire(CommandContext& ctx) {
   ctx.Error(fmt::format(protocol::err::kInvalidExpire, ctx.spec.name));
-}
-
-// Redis's checkStringLength: the result of APPEND/SETRANGE may not pass
-// proto-max-bulk-len. Commands replayed from the AOF are exempt.
-bool CheckStringLength(CommandContext& ctx, uint64_t size, uint64_t append) {
-  if (ctx.from_log) return true;
-  uint64_t total = size + append;
-  if (total < size || total > static_cast<uint64_t>(ctx.server.cfg().proto_max_bulk_len)) {
-    ctx.Error(protocol::err::kStringTooLong);
-    return false;
-  }
-  return true;
 }
 
 // ---------------------------------------------------------------------------
@@ -359,35 +346,11 @@ void MSetNx(CommandContext& ctx) {
   ctx.reply.Integer(1);
 }
 
-// INCR, DECR, INCRBY, DECRBY. The TTL is kept; an int-encoded value is
-// updated in place without allocating.
+// INCR, DECR, INCRBY, DECRBY.
 void IncrDecr(CommandContext& ctx, int64_t incr) {
-  Database& db = ctx.db();
-  std::string_view key = ctx.arg(1);
-  Entry* e = db.Lookup(key, ctx.now_ms());
-  int64_t value = 0;
-  if (e != nullptr) {
-    if (!IsString(e)) {
-      ctx.WrongType();
-      return;
-    }
-    if (!Database::StringAsInteger(e, &value)) {
-      ctx.Error(protocol::err::kNotInteger);
-      return;
-    }
-  }
-  if ((incr < 0 && value < 0 && incr < kInt64Min - value) ||
-      (incr > 0 && value > 0 && incr > kInt64Max - value)) {
-    ctx.Error(protocol::err::kOverflow);
-    return;
-  }
-  value += incr;
-  if (e == nullptr || !Database::UpdateIntegerInPlace(e, value)) {
-    db.SetInteger(key, value, kNoExpire, true);
-  }
-  ctx.Dirty();
-  ctx.Notify(kNotifyString, "incrby", key);
-  ctx.reply.Integer(value);
+  StatusOr<int64_t> value = string_ops::IncrBy(ctx, ctx.arg(1), incr);
+  if (!value.ok()) return ctx.Error(value.status());
+  ctx.reply.Integer(*value);
 }
 
 void Incr(CommandContext& ctx) { IncrDecr(ctx, 1); }
@@ -409,38 +372,9 @@ void DecrBy(CommandContext& ctx) {
 }
 
 void IncrByFloat(CommandContext& ctx) {
-  Database& db = ctx.db();
-  std::string_view key = ctx.arg(1);
-  Entry* e = db.Lookup(key, ctx.now_ms());
-  long double value = 0;
-  if (e != nullptr) {
-    if (!IsString(e)) {
-      ctx.WrongType();
-      return;
-    }
-    char buf[Database::kIntBufSize];
-    if (!ParseLongDouble(Database::StringValue(e, buf), &value)) {
-      ctx.Error(protocol::err::kNotFloat);
-      return;
-    }
-  }
-  long double incr;
-  if (!ParseLongDouble(ctx.arg(2), &incr)) {
-    ctx.Error(protocol::err::kNotFloat);
-    return;
-  }
-  value += incr;
-  if (std::isnan(value) || std::isinf(value)) {
-    ctx.Error(protocol::err::kIncrNaN);
-    return;
-  }
-  std::string text = FormatLongDouble(value);
-  db.SetString(key, text, kNoExpire, true);
-  ctx.Dirty();
-  ctx.Notify(kNotifyString, "incrbyfloat", key);
-  ctx.reply.Bulk(text);
-  // The result, not the increment, so float formatting never diverges.
-  ctx.PropagateAs({"SET", std::string(key), std::move(text), "KEEPTTL"});
+  StatusOr<std::string> value = string_ops::IncrByFloat(ctx, ctx.arg(1), ctx.arg(2));
+  if (!value.ok()) return ctx.Error(value.status());
+  ctx.reply.Bulk(*value);
 }
 
 size_t StringLength(const Entry* e) {
@@ -449,24 +383,9 @@ size_t StringLength(const Entry* e) {
 }
 
 void Append(CommandContext& ctx) {
-  Database& db = ctx.db();
-  std::string_view key = ctx.arg(1), tail = ctx.arg(2);
-  Entry* e = db.Lookup(key, ctx.now_ms());
-  size_t len;
-  if (e == nullptr) {
-    db.SetString(key, tail, kNoExpire, false);
-    len = tail.size();
-  } else {
-    if (!IsString(e)) {
-      ctx.WrongType();
-      return;
-    }
-    if (!CheckStringLength(ctx, StringLength(e), tail.size())) return;
-    len = db.AppendString(key, tail);
-  }
-  ctx.Dirty();
-  ctx.Notify(kNotifyString, "append", key);
-  ctx.reply.Integer(static_cast<int64_t>(len));
+  StatusOr<size_t> len = string_ops::Append(ctx, ctx.arg(1), ctx.arg(2));
+  if (!len.ok()) return ctx.Error(len.status());
+  ctx.reply.Integer(static_cast<int64_t>(*len));
 }
 
 void StrLen(CommandContext& ctx) {
@@ -512,36 +431,10 @@ void GetRange(CommandContext& ctx) {
 void SetRange(CommandContext& ctx) {
   int64_t offset;
   if (!ctx.IntArg(2, &offset)) return;
-  if (offset < 0) {
-    ctx.Error(protocol::err::kOffsetOutOfRange);
-    return;
-  }
-  Database& db = ctx.db();
-  std::string_view key = ctx.arg(1), value = ctx.arg(3);
-  auto off = static_cast<uint64_t>(offset);
-  Entry* e = db.Lookup(key, ctx.now_ms());
-  if (e == nullptr) {
-    if (value.empty()) {
-      ctx.reply.Integer(0);
-      return;
-    }
-    if (!CheckStringLength(ctx, off, value.size())) return;
-    db.SetString(key, "", kNoExpire, false);
-  } else {
-    if (!IsString(e)) {
-      ctx.WrongType();
-      return;
-    }
-    if (value.empty()) {
-      ctx.reply.Integer(static_cast<int64_t>(StringLength(e)));
-      return;
-    }
-    if (!CheckStringLength(ctx, off, value.size())) return;
-  }
-  size_t len = db.SetRange(key, static_cast<size_t>(off), value);
-  ctx.Dirty();
-  ctx.Notify(kNotifyString, "setrange", key);
-  ctx.reply.Integer(static_cast<int64_t>(len));
+  if (offset < 0) return ctx.Error(protocol::err::kOffsetOutOfRange);
+  StatusOr<size_t> len = string_ops::SetRange(ctx, ctx.arg(1), static_cast<uint64_t>(offset), ctx.arg(3));
+  if (!len.ok()) return ctx.Error(len.status());
+  ctx.reply.Integer(static_cast<int64_t>(*len));
 }
 
 // ---------------------------------------------------------------------------

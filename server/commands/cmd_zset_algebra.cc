@@ -14,7 +14,7 @@
 #include "server/command_context.h"
 #include "server/commands/lookup.h"
 #include "server/commands/scan_args.h"
-#include "server/commands/zset_helpers.h"
+#include "server/ops/zset_ops.h"
 #include "server/glob.h"
 #include "server/server.h"
 #include "storage/database.h"
@@ -204,12 +204,12 @@ void SetOpGeneric(CommandContext& ctx, Request req) {
     if (!result.empty()) {
       size_t max_len = 0;
       for (const auto& [member, score] : result) max_len = std::max(max_len, member.size());
-      const ZsetLimits limits = ZLimits(ctx);
+      const ZsetLimits limits = zset_ops::Limits(ctx);
       dst = SortedSetValue::Create(result.size(), max_len, limits);
       double unused;
       for (const auto& [member, score] : result) dst->Add(member, score, 0, limits, &unused);
     }
-    return StoreZset(ctx, std::move(dst));
+    return ctx.reply.Integer(static_cast<int64_t>(zset_ops::Store(ctx, ctx.arg(1), std::move(dst))));
   }
   protocol::ReplyWriter& r = ctx.reply;
   r.ArrayHeader(req.withscores && r.resp() < 3 ? result.size() * 2 : result.size());
@@ -232,9 +232,8 @@ void ZInterCard(CommandContext& ctx) { SetOpGeneric(ctx, Request{SetOp::kInter, 
 void ZScan(CommandContext& ctx) {
   uint64_t cursor;
   if (!ParseScanCursor(ctx, 2, &cursor)) return;
-  Entry* e;
-  SortedSetValue* z;
-  if (!LookupZset(ctx, ctx.arg(1), true, &e, &z)) return;
+  const SortedSetValue* z;
+  if (!ctx.Found(zset_ops::Find(ctx, ctx.arg(1)), &z)) return;
   if (z == nullptr) return ReplyEmptyScan(ctx);
   ScanOptions opt;
   if (!ParseScanOptions(ctx, 3, &opt)) return;

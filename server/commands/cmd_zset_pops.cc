@@ -10,9 +10,8 @@
 #include "protocol/error_text.h"
 #include "server/command_context.h"
 #include "server/commands/blocking.h"
-#include "server/commands/zset_helpers.h"
+#include "server/ops/zset_ops.h"
 #include "server/server.h"
-#include "storage/database.h"
 #include "storage/sorted_set.h"
 
 namespace feedkv::server {
@@ -25,17 +24,17 @@ struct PopReply {
   bool nested = false;    // [[member, score], ...] instead of a flat list
 };
 
-// Pops min(count, size) members from one end of the non-empty z at `key`, replies
-// them, and logs the pop as ZPOPMIN/ZPOPMAX key [count].
-void PopAndReply(CommandContext& ctx, std::string_view key, Entry* e, SortedSetValue* z, bool max,
-                 int64_t count, bool count_given, PopReply shape) {
-  const size_t n = std::min<size_t>(static_cast<size_t>(count), z->size());
-  std::vector<std::pair<std::string, double>> popped;
-  popped.reserve(n);
-  const size_t lo = max ? z->size() - n : 0;
-  z->ForRanks(lo, lo + n - 1, max, [&](const ZEntry& x) { popped.emplace_back(x.member, x.score); });
-  z->RemoveRanks(lo, lo + n - 1);
+// Pops min(count, size) members from one end of the sorted set at `key` (an empty
+// reply when it is missing) and replies them in `shape`; logged as ZPOPMIN/ZPOPMAX
+// key [count].
+void PopAndReply(CommandContext& ctx, std::string_view key, bool max, int64_t count, bool count_given,
+                 PopReply shape) {
+  StatusOr<std::vector<std::pair<std::string, double>>> popped =
+      zset_ops::Pop(ctx, key, max, static_cast<size_t>(count), count_given);
+  if (!popped.ok()) return ctx.Error(popped.status());
   protocol::ReplyWriter& r = ctx.reply;
+  const size_t n = popped->size();
+  if (n == 0) return r.ArrayHeader(0);
   if (shape.emit_key && shape.nested) {
     r.ArrayHeader(2);
     r.Bulk(key);
@@ -46,18 +45,11 @@ void PopAndReply(CommandContext& ctx, std::string_view key, Entry* e, SortedSetV
   } else {
     r.ArrayHeader(shape.nested ? n : n * 2);
   }
-  for (const auto& [member, score] : popped) {
+  for (const auto& [member, score] : *popped) {
     if (shape.nested) r.ArrayHeader(2);
     r.Bulk(member);
     r.Score(score);
   }
-  std::vector<std::string> logged = {max ? "ZPOPMAX" : "ZPOPMIN", std::string(key)};
-  if (count_given) logged.push_back(std::to_string(n));
-  ctx.PropagateAs(std::move(logged));
-  ctx.Touched(ctx.client.db, key);
-  ctx.Notify(kNotifyZset, max ? "zpopmax" : "zpopmin", key);
-  ZAfterRemoval(ctx, key, e, z);
-  ctx.Dirty(static_cast<int64_t>(n));
 }
 
 // ZPOPMIN / ZPOPMAX key [count]
@@ -71,13 +63,8 @@ void ZPopMinMax(CommandContext& ctx, bool max) {
       return ctx.Error(protocol::err::kNotPositive);
     }
   }
-  Entry* e;
-  SortedSetValue* z;
-  if (!LookupZset(ctx, ctx.arg(1), false, &e, &z)) return;
-  if (z == nullptr || count == 0) return ctx.reply.ArrayHeader(0);
   // RESP3 nests pairs only when a count was given, as Redis.
-  PopAndReply(ctx, ctx.arg(1), e, z, max, count, count_given,
-              PopReply{false, ctx.reply.resp() >= 3 && count_given});
+  PopAndReply(ctx, ctx.arg(1), max, count, count_given, PopReply{false, ctx.reply.resp() >= 3 && count_given});
 }
 
 void ZPopMin(CommandContext& ctx) { ZPopMinMax(ctx, false); }
@@ -91,15 +78,13 @@ void BlockingPop(CommandContext& ctx, size_t first, size_t nkeys, bool max, int6
   // holds another type is passed over (Redis 7.0 leaves such a client blocked).
   const bool retry = IsRetry(ctx);
   for (size_t i = first; i < first + nkeys; ++i) {
-    Entry* e = ctx.db().Find(ctx.arg(i));
-    if (e != nullptr && e->has_expire) e = ctx.db().Lookup(ctx.arg(i), ctx.now_ms());
-    if (e == nullptr) continue;
-    if (e->type != ValueType::kZset) {
+    Entry* e;
+    SortedSetValue* z;
+    if (!zset_ops::FindForWrite(ctx, ctx.arg(i), &e, &z).ok()) {
       if (retry) continue;
       return ctx.WrongType();
     }
-    auto* z = static_cast<SortedSetValue*>(Database::GetObject(e));
-    return PopAndReply(ctx, ctx.arg(i), e, z, max, count, count_given, shape);
+    if (z != nullptr) return PopAndReply(ctx, ctx.arg(i), max, count, count_given, shape);
   }
   std::vector<std::string> keys;
   for (size_t i = first; i < first + nkeys; ++i) keys.emplace_back(ctx.arg(i));
@@ -130,8 +115,8 @@ void ZMPopGeneric(CommandContext& ctx, size_t numkeys_idx, bool blocking) {
   for (size_t i = m.first; i < m.first + m.nkeys; ++i) {
     Entry* e;
     SortedSetValue* z;
-    if (!LookupZset(ctx, ctx.arg(i), false, &e, &z)) return;
-    if (z != nullptr) return PopAndReply(ctx, ctx.arg(i), e, z, max, m.count, true, shape);
+    if (Status st = zset_ops::FindForWrite(ctx, ctx.arg(i), &e, &z); !st.ok()) return ctx.Error(st);
+    if (z != nullptr) return PopAndReply(ctx, ctx.arg(i), max, m.count, true, shape);
   }
   ctx.reply.NullArray();
 }
@@ -148,9 +133,8 @@ void ReplyEntry(protocol::ReplyWriter& r, const ZEntry& x, bool withscores) {
 // ZRANDMEMBER key [count [WITHSCORES]]
 void ZRandMember(CommandContext& ctx) {
   if (ctx.argc() == 2) {
-    Entry* e;
-    SortedSetValue* z;
-    if (!LookupZset(ctx, ctx.arg(1), true, &e, &z)) return;
+    const SortedSetValue* z;
+    if (!ctx.Found(zset_ops::Find(ctx, ctx.arg(1)), &z)) return;
     if (z == nullptr) return ctx.reply.Null();
     return ctx.reply.Bulk(z->Random(ctx.server.Random()).member);
   }
@@ -164,9 +148,8 @@ void ZRandMember(CommandContext& ctx) {
     withscores = true;
     if (count < INT64_MIN / 2 || count > INT64_MAX / 2) return ctx.Error(protocol::err::kValueOutOfRange);
   }
-  Entry* e;
-  SortedSetValue* z;
-  if (!LookupZset(ctx, ctx.arg(1), true, &e, &z)) return;
+  const SortedSetValue* z;
+  if (!ctx.Found(zset_ops::Find(ctx, ctx.arg(1)), &z)) return;
   if (z == nullptr || count == 0) return ctx.reply.ArrayHeader(0);
   protocol::ReplyWriter& r = ctx.reply;
   const size_t size = z->size();

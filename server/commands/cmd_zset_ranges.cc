@@ -8,7 +8,9 @@
 
 #include "protocol/error_text.h"
 #include "server/command_context.h"
-#include "server/commands/zset_helpers.h"
+#include "server/ops/index_range.h"
+#include "server/ops/zset_ops.h"
+#include "server/ops/zset_ranges.h"
 #include "server/server.h"
 #include "storage/database.h"
 #include "storage/sorted_set.h"
@@ -110,16 +112,15 @@ void RangeGeneric(CommandContext& ctx, size_t src, RangeRequest req) {
       break;
   }
 
-  Entry* e;
-  SortedSetValue* z;
-  if (!LookupZset(ctx, ctx.arg(src), true, &e, &z)) return;
+  const SortedSetValue* z;
+  if (!ctx.Found(zset_ops::Find(ctx, ctx.arg(src)), &z)) return;
   Selection sel;
   sel.reverse = reverse;
   if (z != nullptr) {
     switch (req.type) {
       case RangeType::kRank: {
         size_t lo, hi;
-        if (ClampRanks(start, end, z->size(), &lo, &hi)) {
+        if (ResolveRange(start, end, z->size(), &lo, &hi)) {
           // A reverse rank range counts from the end.
           sel.lo = reverse ? z->size() - 1 - hi : lo;
           sel.hi = reverse ? z->size() - lo : hi + 1;
@@ -145,14 +146,14 @@ void RangeGeneric(CommandContext& ctx, size_t src, RangeRequest req) {
     if (n > 0) {
       size_t max_len = 0;
       z->ForRanks(sel.lo, sel.hi - 1, false, [&](const ZEntry& x) { max_len = std::max(max_len, x.member.size()); });
-      const ZsetLimits limits = ZLimits(ctx);
+      const ZsetLimits limits = zset_ops::Limits(ctx);
       result = SortedSetValue::Create(n, max_len, limits);
       double unused;
       z->ForRanks(sel.lo, sel.hi - 1, false, [&](const ZEntry& x) {
         result->Add(x.member, x.score, 0, limits, &unused);
       });
     }
-    return StoreZset(ctx, std::move(result));
+    return ctx.reply.Integer(static_cast<int64_t>(zset_ops::Store(ctx, ctx.arg(1), std::move(result))));
   }
 
   protocol::ReplyWriter& r = ctx.reply;

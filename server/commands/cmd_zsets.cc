@@ -1,15 +1,17 @@
 // Sorted-set commands on one key: ZADD, ZINCRBY, ZREM, ZCARD, ZSCORE, ZMSCORE,
 // ZRANK, ZREVRANK, ZCOUNT, ZLEXCOUNT, ZREMRANGEBYRANK/SCORE/LEX. Semantics, replies
 // (scores formatted as Redis 7.0 does) and error texts follow Redis 7.0's t_zset.c.
+// Handlers parse, call a sorted-set operation (server/ops/zset_ops.h) or read the
+// sorted set it finds, reply.
 // The range readers are in cmd_zset_ranges.cc; the structure in storage/sorted_set.h.
 #include <string>
 #include <vector>
 
 #include "protocol/error_text.h"
 #include "server/command_context.h"
-#include "server/commands/zset_helpers.h"
+#include "server/ops/zset_ops.h"
+#include "server/ops/zset_ranges.h"
 #include "server/server.h"
-#include "storage/database.h"
 #include "storage/sorted_set.h"
 
 namespace feedkv::server {
@@ -36,45 +38,11 @@ void ZAddGeneric(CommandContext& ctx, size_t first_pair, int flags, bool ch) {
   for (size_t j = 0; j < pairs; ++j) {
     if (!ctx.DoubleArg(first_pair + 2 * j, &scores[j])) return;
   }
-  Entry* e;
-  SortedSetValue* z;
-  if (!LookupZset(ctx, ctx.arg(1), false, &e, &z)) return;
-  int64_t added = 0, updated = 0, processed = 0;
-  double score = 0;
-  if (z == nullptr && !(flags & SortedSetValue::kXX)) {
-    // As Redis 7.0: the encoding is chosen by the first member alone; the adds
-    // convert it when they outgrow it (which decides, e.g., whether a -0 score
-    // stays -0: a listpack keeps it as 0).
-    auto fresh = SortedSetValue::Create(1, ctx.arg(first_pair + 1).size(), ZLimits(ctx));
-    e = ctx.db().SetObject(ctx.arg(1), std::move(fresh), kNoExpire, false);
-    z = static_cast<SortedSetValue*>(Database::GetObject(e));
-  }
-  if (z != nullptr) {
-    const ZsetLimits limits = ZLimits(ctx);
-    for (size_t j = 0; j < pairs; ++j) {
-      switch (z->Add(ctx.arg(first_pair + 2 * j + 1), scores[j], flags, limits, &score)) {
-        case SortedSetValue::AddResult::kAdded: ++added; ++processed; break;
-        case SortedSetValue::AddResult::kUpdated: ++updated; ++processed; break;
-        case SortedSetValue::AddResult::kUnchanged: ++processed; break;
-        case SortedSetValue::AddResult::kSkipped: break;
-        case SortedSetValue::AddResult::kNaN:
-          if (z->empty()) ctx.db().Delete(ctx.arg(1));
-          return ctx.Error(protocol::err::kZsetNaN);
-      }
-    }
-    if (added + updated > 0) {
-      ctx.db().UpdateObjectMemory(e);
-      ctx.Dirty(added + updated);
-      ctx.Notify(kNotifyZset, incr ? "zincr" : "zadd", ctx.arg(1));
-    } else if (z->empty()) {
-      ctx.db().Delete(ctx.arg(1));  // created for a pair that NX/GT/LT then refused
-    }
-  }
-  if (incr) {
-    if (processed > 0) return ctx.reply.Score(score);
-    return ctx.reply.Null();
-  }
-  ctx.reply.Integer(ch ? added + updated : added);
+  StatusOr<zset_ops::AddOutcome> out =
+      zset_ops::Add(ctx, ctx.arg(1), flags, scores, ctx.args.subspan(first_pair));
+  if (!out.ok()) return ctx.Error(out.status());
+  if (incr) return out->processed > 0 ? ctx.reply.Score(out->score) : ctx.reply.Null();
+  ctx.reply.Integer(ch ? out->added + out->updated : out->added);
 }
 
 void ZAdd(CommandContext& ctx) {
@@ -105,41 +73,28 @@ void ZAdd(CommandContext& ctx) {
 void ZIncrBy(CommandContext& ctx) { ZAddGeneric(ctx, 2, SortedSetValue::kIncr, false); }
 
 void ZRem(CommandContext& ctx) {
-  Entry* e;
-  SortedSetValue* z;
-  if (!LookupZset(ctx, ctx.arg(1), false, &e, &z)) return;
-  int64_t removed = 0;
-  if (z != nullptr) {
-    for (size_t i = 2; i < ctx.argc() && !z->empty(); ++i) removed += z->Remove(ctx.arg(i));
-    if (removed > 0) {
-      ctx.Notify(kNotifyZset, "zrem", ctx.arg(1));
-      ZAfterRemoval(ctx, ctx.arg(1), e, z);
-      ctx.Dirty(removed);
-    }
-  }
-  ctx.reply.Integer(removed);
+  StatusOr<size_t> removed = zset_ops::Remove(ctx, ctx.arg(1), ctx.args.subspan(2));
+  if (!removed.ok()) return ctx.Error(removed.status());
+  ctx.reply.Integer(static_cast<int64_t>(*removed));
 }
 
 void ZCard(CommandContext& ctx) {
-  Entry* e;
-  SortedSetValue* z;
-  if (!LookupZset(ctx, ctx.arg(1), true, &e, &z)) return;
+  const SortedSetValue* z;
+  if (!ctx.Found(zset_ops::Find(ctx, ctx.arg(1)), &z)) return;
   ctx.reply.Integer(z != nullptr ? static_cast<int64_t>(z->size()) : 0);
 }
 
 void ZScore(CommandContext& ctx) {
-  Entry* e;
-  SortedSetValue* z;
-  if (!LookupZset(ctx, ctx.arg(1), true, &e, &z)) return;
+  const SortedSetValue* z;
+  if (!ctx.Found(zset_ops::Find(ctx, ctx.arg(1)), &z)) return;
   double score;
   if (z != nullptr && z->Score(ctx.arg(2), &score)) return ctx.reply.Score(score);
   ctx.reply.Null();
 }
 
 void ZMScore(CommandContext& ctx) {
-  Entry* e;
-  SortedSetValue* z;
-  if (!LookupZset(ctx, ctx.arg(1), true, &e, &z)) return;
+  const SortedSetValue* z;
+  if (!ctx.Found(zset_ops::Find(ctx, ctx.arg(1)), &z)) return;
   ctx.reply.ArrayHeader(ctx.argc() - 2);
   for (size_t i = 2; i < ctx.argc(); ++i) {
     double score;
@@ -152,9 +107,8 @@ void ZMScore(CommandContext& ctx) {
 }
 
 void ZRankGeneric(CommandContext& ctx, bool reverse) {
-  Entry* e;
-  SortedSetValue* z;
-  if (!LookupZset(ctx, ctx.arg(1), true, &e, &z)) return;
+  const SortedSetValue* z;
+  if (!ctx.Found(zset_ops::Find(ctx, ctx.arg(1)), &z)) return;
   size_t rank;
   double score;
   if (z == nullptr || !z->Rank(ctx.arg(2), &rank, &score)) return ctx.reply.Null();
@@ -166,9 +120,8 @@ void ZRevRank(CommandContext& ctx) { ZRankGeneric(ctx, true); }
 
 template <class Range>
 void CountInRange(CommandContext& ctx, const Range& range) {
-  Entry* e;
-  SortedSetValue* z;
-  if (!LookupZset(ctx, ctx.arg(1), true, &e, &z)) return;
+  const SortedSetValue* z;
+  if (!ctx.Found(zset_ops::Find(ctx, ctx.arg(1)), &z)) return;
   size_t lo = 0, hi = 0;
   if (z != nullptr && !range.Empty()) range.Ranks(*z, &lo, &hi);
   ctx.reply.Integer(static_cast<int64_t>(hi - lo));
@@ -186,36 +139,19 @@ void ZLexCount(CommandContext& ctx) {
   CountInRange(ctx, range);
 }
 
-// Removes ascending ranks [lo, hi) and replies the count.
-void RemoveRanks(CommandContext& ctx, Entry* e, SortedSetValue* z, size_t lo, size_t hi) {
-  if (hi > lo) {
-    z->RemoveRanks(lo, hi - 1);
-    ctx.Notify(kNotifyZset, ctx.spec.name, ctx.arg(1));  // zremrangebyrank|score|lex
-    ZAfterRemoval(ctx, ctx.arg(1), e, z);
-    ctx.Dirty(static_cast<int64_t>(hi - lo));
-  }
-  ctx.reply.Integer(static_cast<int64_t>(hi - lo));
-}
-
 void ZRemRangeByRank(CommandContext& ctx) {
   int64_t start, end;
   if (!ctx.IntArg(2, &start) || !ctx.IntArg(3, &end)) return;
-  Entry* e;
-  SortedSetValue* z;
-  if (!LookupZset(ctx, ctx.arg(1), false, &e, &z)) return;
-  size_t lo = 0, hi = 0;
-  if (z == nullptr || !ClampRanks(start, end, z->size(), &lo, &hi)) return ctx.reply.Integer(0);
-  RemoveRanks(ctx, e, z, lo, hi + 1);
+  StatusOr<size_t> removed = zset_ops::RemoveRankRange(ctx, ctx.arg(1), start, end);
+  if (!removed.ok()) return ctx.Error(removed.status());
+  ctx.reply.Integer(static_cast<int64_t>(*removed));
 }
 
 template <class Range>
 void RemoveInRange(CommandContext& ctx, const Range& range) {
-  Entry* e;
-  SortedSetValue* z;
-  if (!LookupZset(ctx, ctx.arg(1), false, &e, &z)) return;
-  size_t lo = 0, hi = 0;
-  if (z != nullptr && !range.Empty()) range.Ranks(*z, &lo, &hi);
-  RemoveRanks(ctx, e, z, lo, hi);
+  StatusOr<size_t> removed = zset_ops::RemoveInRange(ctx, ctx.arg(1), range);
+  if (!removed.ok()) return ctx.Error(removed.status());
+  ctx.reply.Integer(static_cast<int64_t>(*removed));
 }
 
 void ZRemRangeByScore(CommandContext& ctx) {

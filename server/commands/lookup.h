@@ -1,5 +1,6 @@
 // The one lookup of a key that must hold a given type, shared by the command
-// families of every non-string type (server/ops/set_ops.h, zset_helpers.h...).
+// families of every non-string type (server/ops/*_ops.cc, and the handlers of the
+// families without an operation file yet).
 #pragma once
 
 #include <string_view>

@@ -109,9 +109,9 @@ template <class M>
 void IsMember(CommandContext& ctx) {
   typename M::List member;
   if (!M::Parse(ctx, 2, &member)) return;
-  StatusOr<const SetValue*> set = set_ops::Find(ctx, ctx.arg(1), M::kAccept);
-  if (!set.ok()) return ctx.Error(set.status());
-  ReplyBool(ctx, *set != nullptr && (*set)->ContainsMember(member.view()[0]));
+  const SetValue* set;
+  if (!ctx.Found(set_ops::Find(ctx, ctx.arg(1), M::kAccept), &set)) return;
+  ReplyBool(ctx, set != nullptr && set->ContainsMember(member.view()[0]));
 }
 
 // SMISMEMBER / LSMISMEMBER key member [member ...]
@@ -119,27 +119,27 @@ template <class M>
 void MIsMember(CommandContext& ctx) {
   typename M::List members;
   if (!M::Parse(ctx, 2, &members)) return;
-  StatusOr<const SetValue*> set = set_ops::Find(ctx, ctx.arg(1), M::kAccept);
-  if (!set.ok()) return ctx.Error(set.status());
+  const SetValue* set;
+  if (!ctx.Found(set_ops::Find(ctx, ctx.arg(1), M::kAccept), &set)) return;
   const set_ops::Members view = members.view();
   ctx.reply.ArrayHeader(view.size());
-  for (size_t i = 0; i < view.size(); ++i) ReplyBool(ctx, *set != nullptr && (*set)->ContainsMember(view[i]));
+  for (size_t i = 0; i < view.size(); ++i) ReplyBool(ctx, set != nullptr && set->ContainsMember(view[i]));
 }
 
 // SCARD / LSCARD key
 template <class M>
 void Card(CommandContext& ctx) {
-  StatusOr<const SetValue*> set = set_ops::Find(ctx, ctx.arg(1), M::kAccept);
-  if (!set.ok()) return ctx.Error(set.status());
-  ctx.reply.Integer(*set != nullptr ? static_cast<int64_t>((*set)->size()) : 0);
+  const SetValue* set;
+  if (!ctx.Found(set_ops::Find(ctx, ctx.arg(1), M::kAccept), &set)) return;
+  ctx.reply.Integer(set != nullptr ? static_cast<int64_t>(set->size()) : 0);
 }
 
 // SMEMBERS / LSMEMBERS key
 template <class M>
 void Members(CommandContext& ctx) {
-  StatusOr<const SetValue*> set = set_ops::Find(ctx, ctx.arg(1), M::kAccept);
-  if (!set.ok()) return ctx.Error(set.status());
-  ReplySet<M>(ctx, *set);
+  const SetValue* set;
+  if (!ctx.Found(set_ops::Find(ctx, ctx.arg(1), M::kAccept), &set)) return;
+  ReplySet<M>(ctx, set);
 }
 
 // SINTER / LSINTER key [key ...]
@@ -181,13 +181,13 @@ template <class M, bool kMatch>
 void Scan(CommandContext& ctx) {
   uint64_t cursor;
   if (!ParseScanCursor(ctx, 2, &cursor)) return;
-  StatusOr<const SetValue*> set = set_ops::Find(ctx, ctx.arg(1), M::kAccept);
-  if (!set.ok()) return ctx.Error(set.status());
-  if (*set == nullptr) return ReplyEmptyScan(ctx);
+  const SetValue* set;
+  if (!ctx.Found(set_ops::Find(ctx, ctx.arg(1), M::kAccept), &set)) return;
+  if (set == nullptr) return ReplyEmptyScan(ctx);
   ScanOptions opt;
   if (!ParseScanOptions(ctx, 3, &opt, kMatch)) return;
   std::vector<SetMember> batch;
-  const uint64_t next = (*set)->Scan(cursor, static_cast<size_t>(opt.count), &batch);
+  const uint64_t next = set->Scan(cursor, static_cast<size_t>(opt.count), &batch);
   char buf[24];
   if (opt.has_pattern) {
     std::erase_if(batch, [&](const SetMember& m) { return !GlobMatch(opt.pattern, m.Text(buf), false); });

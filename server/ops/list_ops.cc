@@ -6,6 +6,7 @@
 #include "protocol/error_text.h"
 #include "server/commands/lookup.h"
 #include "server/config.h"
+#include "server/ops/index_range.h"
 #include "server/server.h"
 #include "storage/database.h"
 #include "storage/int_text.h"
@@ -209,26 +210,6 @@ StatusOr<std::optional<std::string>> Move(CommandContext& ctx, std::string_view 
   }
   ctx.Dirty();
   return value;
-}
-
-bool ResolveIndex(int64_t index, size_t size, size_t* out) {
-  const auto n = static_cast<int64_t>(size);
-  if (index < 0) index += n;
-  if (index < 0 || index >= n) return false;
-  *out = static_cast<size_t>(index);
-  return true;
-}
-
-bool ResolveRange(int64_t start, int64_t stop, size_t size, size_t* lo, size_t* hi) {
-  const auto n = static_cast<int64_t>(size);
-  if (start < 0) start += n;
-  if (stop < 0) stop += n;
-  if (start < 0) start = 0;
-  if (start > stop || start >= n) return false;
-  if (stop >= n) stop = n - 1;
-  *lo = static_cast<size_t>(start);
-  *hi = static_cast<size_t>(stop);
-  return true;
 }
 
 }  // namespace feedkv::server::list_ops

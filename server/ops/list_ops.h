@@ -62,10 +62,4 @@ StatusOr<size_t> RemoveEqual(CommandContext& ctx, std::string_view key, int64_t 
 StatusOr<std::optional<std::string>> Move(CommandContext& ctx, std::string_view src, std::string_view dst,
                                           bool from_front, bool to_front);
 
-// An index as LINDEX/LSET take it (negative from the tail): false when out of range.
-bool ResolveIndex(int64_t index, size_t size, size_t* out);
-// start/stop as LRANGE and LTRIM take them, clamped to the list: false when the
-// range is empty.
-bool ResolveRange(int64_t start, int64_t stop, size_t size, size_t* lo, size_t* hi);
-
 }  // namespace feedkv::server::list_ops

@@ -5,6 +5,7 @@
 #include "protocol/error_text.h"
 #include "server/commands/lookup.h"
 #include "server/config.h"
+#include "server/ops/store_result.h"
 #include "server/server.h"
 #include "storage/database.h"
 
@@ -219,21 +220,8 @@ StatusOr<bool> Move(CommandContext& ctx, std::string_view src_key, std::string_v
 }
 
 size_t Store(CommandContext& ctx, std::string_view dest, std::unique_ptr<SetValue> result) {
-  // Only the destination changes, never the sources.
-  if (result == nullptr) {
-    if (ctx.db().Delete(dest)) {
-      ctx.Dirty();
-      ctx.Touched(ctx.client.db, dest);
-      ctx.Notify(kNotifyGeneric, "del", dest);
-    }
-    return 0;
-  }
-  const size_t n = result->size();
-  ctx.db().SetObject(dest, std::move(result), kNoExpire, false);
-  ctx.Dirty();
-  ctx.Touched(ctx.client.db, dest);
-  ctx.Notify(kNotifySet, ctx.spec.name, dest);  // sinterstore, sunionstore, sdiffstore
-  return n;
+  const size_t n = result == nullptr ? 0 : result->size();
+  return StoreResult(ctx, dest, std::move(result), n, kNotifySet);
 }
 
 std::unique_ptr<SetValue> Inter(CommandContext& ctx, const std::vector<const SetValue*>& sets) {

@@ -217,7 +217,9 @@ def test_evicted_events_under_maxmemory(server):
         m = p.get_message(timeout=5)
         assert m is not None, f"{len(got)} of {evicted} evictions notified"
         got.append(m["data"])
-    assert all(k.startswith("k") for k in got)
+    # allkeys-random may pick "trigger" too: eviction that ran out of its time box
+    # goes on from the event loop after the SET (as Redis's evictionTimeProc).
+    assert all(k.startswith("k") or k == "trigger" for k in got)
     assert len(set(got)) == evicted
     assert p.get_message(timeout=0.2) is None
 

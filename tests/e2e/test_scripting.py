@@ -429,6 +429,27 @@ def test_busy_script_gets_busy_replies_and_script_kill_matches_redis(server, red
     assert ours == theirs
 
 
+def new_connection_transcript(srv):
+    setup = RawConn(srv.port)
+    assert setup.cmd("CONFIG", "SET", "busy-reply-threshold", "100") == "OK"
+    a = RawConn(srv.port)
+    a.send_command("EVAL", SPIN, "0")
+    time.sleep(0.4)
+    fresh = RawConn(srv.port)  # connects while the script is busy
+    out = [("PING", fresh.cmd("PING")), ("SCRIPT KILL", fresh.cmd("SCRIPT", "KILL")),
+           ("EVAL reply", a.read_reply(timeout=10)), ("PING after", fresh.cmd("PING"))]
+    assert setup.cmd("CONFIG", "SET", "busy-reply-threshold", "5000") == "OK"
+    return out
+
+
+def test_a_client_connecting_while_a_script_is_busy_is_served_as_in_redis(server, redis7_server):
+    # The event loop is held by the script, yet the new connection is admitted and
+    # answered -BUSY (and can SCRIPT KILL), as Redis's processEventsWhileBlocked does.
+    ours, theirs = new_connection_transcript(server), new_connection_transcript(redis7_server)
+    assert ours == theirs
+    assert str(ours[0][1]).startswith("BUSY")
+
+
 def test_unkillable_script_ends_only_with_shutdown_nosave(tmp_path):
     srv = Server(tmp_path / "s").start("--busy-reply-threshold", "100")
     try:

@@ -1,44 +1,17 @@
-// Helpers shared by the sorted-set command files (cmd_zsets.cc, cmd_zset_ranges.cc):
-// one lookup of a sorted-set key, Redis's score and lex range syntax, and storing a
-// result under a destination key.
+// Redis's interval syntax for sorted sets: score intervals (ZRANGEBYSCORE, ZCOUNT,
+// ZREMRANGEBYSCORE) and lex intervals (ZRANGEBYLEX, ZLEXCOUNT, ZREMRANGEBYLEX), parsed
+// by the commands and resolved to ranks by the operations (server/ops/zset_ops.h).
+// Pure values; no lookups, no replies.
 #pragma once
 
 #include <cmath>
 #include <cstdlib>
-#include <memory>
 #include <string>
 #include <string_view>
 
-#include "server/command_context.h"
-#include "server/commands/lookup.h"
-#include "server/server.h"
-#include "storage/database.h"
 #include "storage/sorted_set.h"
 
 namespace feedkv::server {
-
-inline ZsetLimits ZLimits(const CommandContext& ctx) {
-  const ServerConfig& c = ctx.server.cfg();
-  return ZsetLimits{static_cast<size_t>(c.zset_max_listpack_entries),
-                    static_cast<size_t>(c.zset_max_listpack_value)};
-}
-
-// The sorted set at `key`: false (WRONGTYPE replied) when the key holds another
-// type; *zset is null when the key is missing. `read` counts a keyspace hit or miss.
-inline bool LookupZset(CommandContext& ctx, std::string_view key, bool read, Entry** entry,
-                       SortedSetValue** zset) {
-  return LookupTyped(ctx, key, ValueType::kZset, read, entry, zset);
-}
-
-// After removals: drop an emptied key, else re-measure it.
-inline void ZAfterRemoval(CommandContext& ctx, std::string_view key, Entry* e, SortedSetValue* z) {
-  if (z->empty()) {
-    ctx.db().Delete(key);
-    ctx.Notify(kNotifyGeneric, "del", key);
-  } else {
-    ctx.db().UpdateObjectMemory(e);
-  }
-}
 
 // A score interval as ZRANGEBYSCORE takes it: "1.5", "(1.5", "-inf", "+inf".
 struct ScoreRange {
@@ -121,40 +94,5 @@ struct LexRange {
     if (*hi < *lo) *hi = *lo;
   }
 };
-
-// Redis's rank arithmetic (ZRANGE, ZREMRANGEBYRANK): negative indexes count from
-// the end; false when the range is empty, else *lo..*hi inclusive within size.
-inline bool ClampRanks(int64_t start, int64_t end, size_t size, size_t* lo, size_t* hi) {
-  const auto len = static_cast<int64_t>(size);
-  if (start < 0) start += len;
-  if (end < 0) end += len;
-  if (start < 0) start = 0;
-  if (start > end || start >= len) return false;
-  if (end >= len) end = len - 1;
-  *lo = static_cast<size_t>(start);
-  *hi = static_cast<size_t>(end);
-  return true;
-}
-
-// Replaces the destination (argument 1) with `result`, or deletes it when result is
-// empty, as Redis's *STORE commands; replies the result's size. Only the
-// destination is touched for WATCH.
-inline void StoreZset(CommandContext& ctx, std::unique_ptr<SortedSetValue> result) {
-  const std::string_view dst = ctx.arg(1);
-  if (result == nullptr || result->empty()) {
-    if (ctx.db().Delete(dst)) {
-      ctx.Dirty();
-      ctx.Touched(ctx.client.db, dst);
-      ctx.Notify(kNotifyGeneric, "del", dst);
-    }
-    return ctx.reply.Integer(0);
-  }
-  const auto n = static_cast<int64_t>(result->size());
-  ctx.db().SetObject(dst, std::move(result), kNoExpire, false);
-  ctx.Dirty();
-  ctx.Touched(ctx.client.db, dst);
-  ctx.Notify(kNotifyZset, ctx.spec.name, dst);  // zunionstore, zinterstore, zdiffstore, zrangestore
-  ctx.reply.Integer(n);
-}
 
 }  // namespace feedkv::server
