@@ -29,8 +29,6 @@ using set_family::ReplySet;
 // would exhaust memory (Redis would too).
 constexpr int64_t kMaxRandomReply = 100'000'000;
 
-void ReplyMember(protocol::ReplyWriter& r, const SetMember& m) { TextMembers::Reply(r, m); }
-
 void SRandMember(CommandContext& ctx) {
   if (ctx.argc() > 3) return ctx.SyntaxError();
   int64_t count = 1;
@@ -42,7 +40,7 @@ void SRandMember(CommandContext& ctx) {
   if (!ctx.Found(set_ops::Find(ctx, ctx.arg(1), set_ops::Accept::kAnySet), &set)) return;
   if (ctx.argc() == 2) {
     if (set == nullptr) return ctx.reply.Null();
-    return ReplyMember(ctx.reply, set->RandomMember(ctx.server.Random()));
+    return TextMembers::Reply(ctx.reply, set->RandomMember(ctx.server.Random()));
   }
   if (set == nullptr || count == 0) return ctx.reply.ArrayHeader(0);
   if (count < 0) {
@@ -54,20 +52,20 @@ void SRandMember(CommandContext& ctx) {
       // RandomMember may walk a long run of empty slots.
       std::vector<SetMember> all;
       set->Members(&all);
-      for (int64_t i = 0; i < -count; ++i) ReplyMember(ctx.reply, all[ctx.server.Random() % all.size()]);
+      for (int64_t i = 0; i < -count; ++i) TextMembers::Reply(ctx.reply, all[ctx.server.Random() % all.size()]);
       return;
     }
-    for (int64_t i = 0; i < -count; ++i) ReplyMember(ctx.reply, set->RandomMember(ctx.server.Random()));
+    for (int64_t i = 0; i < -count; ++i) TextMembers::Reply(ctx.reply, set->RandomMember(ctx.server.Random()));
     return;
   }
   if (static_cast<uint64_t>(count) >= set->size()) {
     ctx.reply.ArrayHeader(set->size());
-    set->ForEach([&](const SetMember& m) { ReplyMember(ctx.reply, m); });
+    set->ForEach([&](const SetMember& m) { TextMembers::Reply(ctx.reply, m); });
     return;
   }
   const auto picked = set_ops::DistinctRandom(ctx, *set, static_cast<size_t>(count));
   ctx.reply.ArrayHeader(picked.size());
-  for (const SetMember& m : picked) ReplyMember(ctx.reply, m);
+  for (const SetMember& m : picked) TextMembers::Reply(ctx.reply, m);
 }
 
 void SPop(CommandContext& ctx) {
