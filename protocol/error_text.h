@@ -10,10 +10,18 @@ namespace feedkv::protocol::err {
 
 // The code word a message without one gets (Redis's addReplyError).
 inline constexpr char kErrPrefix[] = "ERR ";
-// An "ERR ..." text without its code word: the message a Status carries, since
-// CommandContext::Error(Status) puts "ERR " back.
+// The code words CommandContext::Error(Status) puts before a WrongType or an
+// InvalidObject status's message.
+inline constexpr char kWrongTypePrefix[] = "WRONGTYPE ";
+inline constexpr char kInvalidObjectPrefix[] = "INVALIDOBJ ";
+// A text below without its code word (ERR, WRONGTYPE or INVALIDOBJ): the message a
+// Status carries, since CommandContext::Error(Status) puts the code word back.
 constexpr std::string_view Message(std::string_view text) {
-  return text.starts_with(kErrPrefix) ? text.substr(sizeof(kErrPrefix) - 1) : text;
+  for (std::string_view word : {std::string_view(kErrPrefix), std::string_view(kWrongTypePrefix),
+                                std::string_view(kInvalidObjectPrefix)}) {
+    if (text.starts_with(word)) return text.substr(word.size());
+  }
+  return text;
 }
 // The code word of a longset that may not grow (cache mode, docs/longset.md).
 inline constexpr char kFullPrefix[] = "FULL ";

@@ -122,7 +122,9 @@ void CommandContext::Failed(std::string_view msg) {
 
 void CommandContext::Error(const Status& s) {
   switch (s.code()) {
-    case Status::Code::kWrongType: return WrongType();
+    case Status::Code::kWrongType:
+      return s.message().empty() ? WrongType() : Error(protocol::err::kWrongTypePrefix + s.message());
+    case Status::Code::kInvalidObject: return Error(protocol::err::kInvalidObjectPrefix + s.message());
     case Status::Code::kFull: return Error(protocol::err::kFullPrefix + s.message());
     default: return Error(protocol::err::kErrPrefix + (s.message().empty() ? s.ToString() : s.message()));
   }

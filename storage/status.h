@@ -23,6 +23,7 @@ class [[nodiscard]] Status {
     kFull,
     kOutOfRange,  // a value would leave its range (an increment overflowing)
     kWrongType,   // the key holds a value of another type (Redis's WRONGTYPE)
+    kInvalidObject,  // a stored value is damaged (Redis's INVALIDOBJ: a corrupt HLL)
   };
 
   Status() = default;
@@ -43,7 +44,9 @@ class [[nodiscard]] Status {
   static Status Busy(std::string_view m) { return Status(Code::kBusy, m); }
   static Status Full(std::string_view m) { return Status(Code::kFull, m); }
   static Status OutOfRange(std::string_view m) { return Status(Code::kOutOfRange, m); }
-  static Status WrongType() { return Status(Code::kWrongType, {}); }
+  // The message, when given, replaces Redis's generic WRONGTYPE text (an HLL's).
+  static Status WrongType(std::string_view m = {}) { return Status(Code::kWrongType, m); }
+  static Status InvalidObject(std::string_view m) { return Status(Code::kInvalidObject, m); }
 
   bool ok() const { return rep_ == nullptr; }
   Code code() const { return rep_ ? rep_->code : Code::kOk; }
@@ -55,6 +58,7 @@ class [[nodiscard]] Status {
   bool IsFull() const { return code() == Code::kFull; }
   bool IsOutOfRange() const { return code() == Code::kOutOfRange; }
   bool IsWrongType() const { return code() == Code::kWrongType; }
+  bool IsInvalidObject() const { return code() == Code::kInvalidObject; }
 
   // The message alone, without a code prefix ("" when OK).
   const std::string& message() const {
@@ -86,7 +90,8 @@ inline std::string Status::ToString() const {
     case Code::kBusy: return "Busy: " + message();
     case Code::kFull: return "Full: " + message();
     case Code::kOutOfRange: return "Out of range: " + message();
-    case Code::kWrongType: return "Wrong type";
+    case Code::kWrongType: return message().empty() ? "Wrong type" : "Wrong type: " + message();
+    case Code::kInvalidObject: return "Invalid object: " + message();
   }
   return message();
 }

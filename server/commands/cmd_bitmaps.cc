@@ -1,14 +1,18 @@
 // Bitmap commands on strings: SETBIT, GETBIT, BITCOUNT, BITPOS, BITOP, BITFIELD,
 // BITFIELD_RO. Semantics, order of argument checks, replies and error texts follow
-// Redis 7.0's bitops.c; the bit arithmetic is storage/bitmap.h. A bit write grows
+// Redis 7.0's bitops.c. The handlers parse and reply; the writes are
+// server/ops/bitmap_ops, the bit arithmetic is storage/bitmap.h. A bit write grows
 // the string with zero bytes to the byte it reaches, as Redis, under the offset
 // limit proto-max-bulk-len (in bytes).
 #include <algorithm>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "protocol/error_text.h"
 #include "server/command_context.h"
+#include "server/ops/bitmap_ops.h"
+#include "server/ops/string_ops.h"
 #include "server/server.h"
 #include "storage/bitmap.h"
 #include "storage/database.h"
@@ -38,40 +42,10 @@ bool BitOffsetArg(CommandContext& ctx, size_t i, int hash_bits, uint64_t* out) {
   return true;
 }
 
-// The string at `key` for a read: false after WRONGTYPE; *found false when missing.
+// The string at `key` for a read (nullopt when missing); false after WRONGTYPE.
 bool ReadString(CommandContext& ctx, std::string_view key, char (&buf)[Database::kIntBufSize],
-                std::string_view* out, bool* found) {
-  Entry* e = ctx.LookupRead(ctx.db(), key, ctx.now_ms());
-  *found = e != nullptr;
-  if (e == nullptr) return true;
-  if (e->type != ValueType::kString) {
-    ctx.WrongType();
-    return false;
-  }
-  *out = Database::StringValue(e, buf);
-  return true;
-}
-
-// Redis's lookupStringForBitCommand: the string at `key`, created or zero-padded
-// to reach bit `max_bit`; null after WRONGTYPE. *grew: it was created or grew.
-std::string* StringForBits(CommandContext& ctx, uint64_t max_bit, bool* grew) {
-  Database& db = ctx.db();
-  const std::string_view key = ctx.arg(1);
-  Entry* e = db.Lookup(key, ctx.now_ms());
-  if (e != nullptr && e->type != ValueType::kString) {
-    ctx.WrongType();
-    return nullptr;
-  }
-  size_t old_len = 0;
-  if (e == nullptr) {
-    db.SetString(key, "", kNoExpire, false);
-  } else {
-    char buf[Database::kIntBufSize];
-    old_len = Database::StringValue(e, buf).size();
-  }
-  std::string* s = db.StringBytesForWrite(key, static_cast<size_t>(max_bit >> 3) + 1);
-  *grew = e == nullptr || s->size() != old_len;
-  return s;
+                std::optional<std::string_view>* out) {
+  return ctx.Found(string_ops::Find(ctx, key, buf), out);
 }
 
 void SetBit(CommandContext& ctx) {
@@ -81,27 +55,18 @@ void SetBit(CommandContext& ctx) {
   if (!ParseCanonicalInt64(ctx.arg(3), &on) || (on & ~int64_t{1}) != 0) {
     return ctx.Error(protocol::err::kBitValueInvalid);
   }
-  bool grew;
-  std::string* s = StringForBits(ctx, offset, &grew);
-  if (s == nullptr) return;
-  const uint64_t old = bitmap::GetField(*s, offset, 1);
-  bitmap::SetField(s->data(), offset, 1, static_cast<uint64_t>(on));
-  // A write only when the string was created, grew or the bit changed (as Redis).
-  if (grew || old != static_cast<uint64_t>(on)) {
-    ctx.Dirty();
-    ctx.Notify(kNotifyString, "setbit", ctx.arg(1));
-  }
-  ctx.reply.Integer(static_cast<int64_t>(old));
+  int old;
+  if (!ctx.Found(bitmap_ops::SetBit(ctx, ctx.arg(1), offset, on == 1), &old)) return;
+  ctx.reply.Integer(old);
 }
 
 void GetBit(CommandContext& ctx) {
   uint64_t offset;
   if (!BitOffsetArg(ctx, 2, 0, &offset)) return;
   char buf[Database::kIntBufSize];
-  std::string_view s;
-  bool found;
-  if (!ReadString(ctx, ctx.arg(1), buf, &s, &found)) return;
-  ctx.reply.Integer(found ? static_cast<int64_t>(bitmap::GetField(s, offset, 1)) : 0);
+  std::optional<std::string_view> s;
+  if (!ReadString(ctx, ctx.arg(1), buf, &s)) return;
+  ctx.reply.Integer(s ? static_cast<int64_t>(bitmap::GetField(*s, offset, 1)) : 0);
 }
 
 // start/end of BITCOUNT/BITPOS resolved as Redis does: byte or bit indexes,
@@ -139,10 +104,10 @@ bool UnitArg(CommandContext& ctx, size_t i, bool* in_bits) {
 // BITCOUNT key [start end [BYTE|BIT]]
 void BitCount(CommandContext& ctx) {
   char buf[Database::kIntBufSize];
-  std::string_view s;
-  bool found;
-  if (!ReadString(ctx, ctx.arg(1), buf, &s, &found)) return;
+  std::optional<std::string_view> found;
+  if (!ReadString(ctx, ctx.arg(1), buf, &found)) return;
   if (!found) return ctx.reply.Integer(0);
+  const std::string_view s = *found;
   BitRange range;
   bool nonempty;
   if (ctx.argc() == 4 || ctx.argc() == 5) {
@@ -166,11 +131,11 @@ void BitPos(CommandContext& ctx) {
   if (!ctx.IntArg(2, &bit)) return;
   if (bit != 0 && bit != 1) return ctx.Error(protocol::err::kBitposBitInvalid);
   char buf[Database::kIntBufSize];
-  std::string_view s;
-  bool found;
-  if (!ReadString(ctx, ctx.arg(1), buf, &s, &found)) return;
+  std::optional<std::string_view> found;
+  if (!ReadString(ctx, ctx.arg(1), buf, &found)) return;
   // A missing key is an endless run of zero bits.
   if (!found) return ctx.reply.Integer(bit ? -1 : 0);
+  const std::string_view s = *found;
   BitRange range;
   bool nonempty;
   bool end_given = false;
@@ -199,70 +164,27 @@ void BitPos(CommandContext& ctx) {
 
 // BITOP AND|OR|XOR|NOT destkey key [key ...]
 void BitOp(CommandContext& ctx) {
-  enum { kAnd, kOr, kXor, kNot } op;
+  using bitmap_ops::BitOperation;
+  BitOperation op;
   const std::string_view name = ctx.arg(1);
   if (EqualsIgnoreCase(name, "and")) {
-    op = kAnd;
+    op = BitOperation::kAnd;
   } else if (EqualsIgnoreCase(name, "or")) {
-    op = kOr;
+    op = BitOperation::kOr;
   } else if (EqualsIgnoreCase(name, "xor")) {
-    op = kXor;
+    op = BitOperation::kXor;
   } else if (EqualsIgnoreCase(name, "not")) {
-    op = kNot;
+    op = BitOperation::kNot;
   } else {
     return ctx.SyntaxError();
   }
-  if (op == kNot && ctx.argc() != 4) return ctx.Error(protocol::err::kBitopNotOneKey);
-  const size_t nsrc = ctx.argc() - 3;
-  std::vector<std::string> sources(nsrc);
-  size_t maxlen = 0;
-  for (size_t j = 0; j < nsrc; ++j) {
-    char buf[Database::kIntBufSize];
-    std::string_view s;
-    bool found;
-    if (!ReadString(ctx, ctx.arg(j + 3), buf, &s, &found)) return;
-    if (found) sources[j].assign(s);
-    maxlen = std::max(maxlen, sources[j].size());
-  }
-  Database& db = ctx.db();
-  const std::string_view dest = ctx.arg(2);
-  if (maxlen == 0) {
-    if (db.Delete(dest)) {
-      ctx.Touched(ctx.client.db, dest);
-      ctx.Dirty();
-      ctx.Notify(kNotifyGeneric, "del", dest);
-    }
-    return ctx.reply.Integer(0);
-  }
-  std::string result(maxlen, '\0');
-  auto byte_of = [&](size_t j, size_t i) -> uint8_t {
-    return i < sources[j].size() ? static_cast<uint8_t>(sources[j][i]) : 0;
-  };
-  for (size_t i = 0; i < maxlen; ++i) {
-    uint8_t v = byte_of(0, i);
-    if (op == kNot) v = static_cast<uint8_t>(~v);
-    for (size_t j = 1; j < nsrc; ++j) {
-      const uint8_t b = byte_of(j, i);
-      v = op == kAnd ? (v & b) : op == kOr ? (v | b) : (v ^ b);
-    }
-    result[i] = static_cast<char>(v);
-  }
-  db.SetString(dest, result, kNoExpire, false);
-  ctx.Touched(ctx.client.db, dest);  // the sources did not change
-  ctx.Dirty();
-  ctx.Notify(kNotifyString, "set", dest);
-  ctx.reply.Integer(static_cast<int64_t>(maxlen));
+  if (op == BitOperation::kNot && ctx.argc() != 4) return ctx.Error(protocol::err::kBitopNotOneKey);
+  size_t len;
+  if (!ctx.Found(bitmap_ops::Op(ctx, op, ctx.arg(2), ctx.args.subspan(3)), &len)) return;
+  ctx.reply.Integer(static_cast<int64_t>(len));
 }
 
-// One BITFIELD operation.
-struct FieldOp {
-  enum Kind { kGet, kSet, kIncrBy } kind;
-  enum Overflow { kWrap, kSat, kFail } overflow;
-  bool sign;
-  int bits;
-  uint64_t offset;
-  int64_t value;
-};
+using bitmap_ops::FieldOp;
 
 // Redis's getBitfieldTypeFromArgument: i1..i64, u1..u63.
 bool FieldTypeArg(CommandContext& ctx, size_t i, bool* sign, int* bits) {
@@ -322,78 +244,20 @@ void BitFieldGeneric(CommandContext& ctx, bool ro_command) {
     ops.push_back(op);
     j += op.kind == FieldOp::kGet ? 2 : 3;
   }
-  std::string* target = nullptr;
-  bool grew = false;
-  char buf[Database::kIntBufSize];
-  std::string_view current;
-  if (readonly) {
-    bool found;
-    if (!ReadString(ctx, ctx.arg(1), buf, &current, &found)) return;
-  } else {
-    if (ro_command) return ctx.Error(protocol::err::kBitfieldRoWrite);
-    target = StringForBits(ctx, highest_write, &grew);
-    if (target == nullptr) return;
+  if (!readonly && ro_command) return ctx.Error(protocol::err::kBitfieldRoWrite);
+  std::vector<std::optional<int64_t>> replies;
+  if (!ctx.Found(bitmap_ops::Field(ctx, ctx.arg(1), ops, readonly ? std::nullopt : std::optional(highest_write)),
+                 &replies)) {
+    return;
   }
-  int64_t changes = 0, writes = 0;
-  ctx.reply.ArrayHeader(ops.size());
-  for (const FieldOp& op : ops) {
-    if (target != nullptr) current = *target;
-    if (op.kind == FieldOp::kGet) {
-      if (op.sign) {
-        ctx.reply.Integer(bitmap::GetSignedField(current, op.offset, op.bits));
-      } else {
-        ctx.reply.Integer(static_cast<int64_t>(bitmap::GetField(current, op.offset, op.bits)));
-      }
-      continue;
-    }
-    const bool wrap = op.overflow == FieldOp::kWrap;
-    uint64_t old_bits, new_bits;
-    int64_t reply;
-    int over;
-    if (op.sign) {
-      const int64_t old = bitmap::GetSignedField(current, op.offset, op.bits);
-      int64_t limit = 0;
-      int64_t result;
-      if (op.kind == FieldOp::kIncrBy) {
-        over = bitmap::CheckSignedOverflow(old, op.value, op.bits, wrap, &limit);
-        result = over ? limit : static_cast<int64_t>(static_cast<uint64_t>(old) + static_cast<uint64_t>(op.value));
-        reply = result;
-      } else {
-        over = bitmap::CheckSignedOverflow(op.value, 0, op.bits, wrap, &limit);
-        result = over ? limit : op.value;
-        reply = old;
-      }
-      old_bits = static_cast<uint64_t>(old);
-      new_bits = static_cast<uint64_t>(result);
+  ctx.reply.ArrayHeader(replies.size());
+  for (const std::optional<int64_t>& r : replies) {
+    if (r) {
+      ctx.reply.Integer(*r);
     } else {
-      const uint64_t old = bitmap::GetField(current, op.offset, op.bits);
-      uint64_t limit = 0;
-      uint64_t result;
-      if (op.kind == FieldOp::kIncrBy) {
-        over = bitmap::CheckUnsignedOverflow(old, op.value, op.bits, wrap, &limit);
-        result = over ? limit : old + static_cast<uint64_t>(op.value);
-        reply = static_cast<int64_t>(result);
-      } else {
-        const auto v = static_cast<uint64_t>(op.value);
-        over = bitmap::CheckUnsignedOverflow(v, 0, op.bits, wrap, &limit);
-        result = over ? limit : v;
-        reply = static_cast<int64_t>(old);
-      }
-      old_bits = old;
-      new_bits = result;
-    }
-    if (over != 0 && op.overflow == FieldOp::kFail) {
       ctx.reply.Null();
-      continue;
     }
-    ctx.reply.Integer(reply);
-    bitmap::SetField(target->data(), op.offset, op.bits, new_bits);
-    if (grew || old_bits != new_bits) ++changes;
-    ++writes;
   }
-  if (changes > 0) ctx.Dirty(changes);
-  // Redis 7.0 reports every SET/INCRBY that ran, changed or not.
-  if (writes > 0) ctx.Notify(kNotifyString, "setbit", ctx.arg(1));
 }
 
 void BitField(CommandContext& ctx) { BitFieldGeneric(ctx, false); }

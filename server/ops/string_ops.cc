@@ -41,6 +41,14 @@ size_t StringLength(const Entry* e) {
 
 }  // namespace
 
+StatusOr<std::optional<std::string_view>> Find(CommandContext& ctx, std::string_view key,
+                                               char (&scratch)[Database::kIntBufSize]) {
+  const Entry* e = ctx.LookupRead(ctx.db(), key, ctx.now_ms());
+  if (e == nullptr) return std::optional<std::string_view>();
+  if (e->type != ValueType::kString) return Status::WrongType();
+  return std::optional<std::string_view>(Database::StringValue(e, scratch));
+}
+
 StatusOr<int64_t> IncrBy(CommandContext& ctx, std::string_view key, int64_t incr) {
   Entry* e;
   if (Status st = FindForWrite(ctx, key, &e); !st.ok()) return st;

@@ -15,10 +15,19 @@
 #include <string>
 #include <string_view>
 
+#include <optional>
+
 #include "server/command_context.h"
+#include "storage/database.h"
 #include "storage/status.h"
 
 namespace feedkv::server::string_ops {
+
+// The string at `key`, for reading (counts a keyspace hit or miss): its bytes, valid
+// until the key changes, or nullopt when missing. An integer-encoded value is written
+// out into `scratch`.
+StatusOr<std::optional<std::string_view>> Find(CommandContext& ctx, std::string_view key,
+                                               char (&scratch)[Database::kIntBufSize]);
 
 // INCR/DECR/INCRBY/DECRBY: adds `incr` to the integer at `key` (0 when missing); the
 // new value. The TTL is kept, and an int-encoded value changes in place.
