@@ -2,13 +2,11 @@
 // BF.INSERT, BF.EXISTS, BF.MEXISTS, BF.INFO, BF.CARD, BF.SCANDUMP and
 // BF.LOADCHUNK with RedisBloom's arguments, defaults (bf-error-rate,
 // bf-initial-size, bf-expansion-factor), replies in RESP2 and RESP3 and error
-// texts; the filter itself is storage/bloom_chain.h. docs/bloom.md.
+// texts. The handlers parse and reply; the operations are server/ops/bloom_ops,
+// the filter itself is storage/bloom_chain.h. docs/bloom.md.
 //
-// What reaches the AOF and replicas is deterministic whatever the replica's
-// bf-* settings: a command that creates a filter is logged with every parameter
-// spelled out (BF.RESERVE key error capacity EXPANSION n | NONSCALING, or
-// BF.INSERT key CAPACITY c ERROR e EXPANSION n ITEMS ... for an add that
-// creates one), and adds to an existing filter as BF.MADD of the items tried.
+// What reaches the AOF and replicas is deterministic whatever the replica's bf-*
+// settings: server/ops/bloom_ops.h says how.
 #include <string>
 #include <vector>
 
@@ -16,10 +14,9 @@
 
 #include "protocol/error_text.h"
 #include "server/command_context.h"
-#include "server/commands/lookup.h"
+#include "server/ops/bloom_ops.h"
 #include "server/server.h"
 #include "storage/bloom_chain.h"
-#include "storage/database.h"
 
 namespace feedkv::server {
 
@@ -32,15 +29,6 @@ namespace err = protocol::err;
 // dump header on a server with another bf-expansion-factor.
 constexpr uint32_t kNonScalingGrowth = 2;
 
-uint64_t MaxBytes(const CommandContext& ctx) {
-  // The log replays what was accepted when it was written, whatever the limit is now.
-  return ctx.from_log ? UINT64_MAX : static_cast<uint64_t>(ctx.server.cfg().bf_max_filter_bytes);
-}
-
-bool LookupBloom(CommandContext& ctx, std::string_view key, bool read, Entry** e, BloomChain** bf) {
-  return LookupTyped(ctx, key, ValueType::kBloom, read, e, bf);
-}
-
 // What an add to a missing key creates: the bf-* settings.
 BloomChain::Params DefaultParams(const CommandContext& ctx) {
   const ServerConfig& c = ctx.server.cfg();
@@ -52,8 +40,6 @@ BloomChain::Params DefaultParams(const CommandContext& ctx) {
   return p;
 }
 
-std::string DoubleText(double d) { return fmt::format("{}", d); }  // shortest round-trip form
-
 // RedisBloom's RMUtil_ArgIndex: the first argument equal to `word`, any case; -1.
 int ArgIndex(const CommandContext& ctx, std::string_view word) {
   for (size_t i = 0; i < ctx.argc(); i++) {
@@ -64,101 +50,22 @@ int ArgIndex(const CommandContext& ctx, std::string_view word) {
 
 void WrongArity(CommandContext& ctx) { ctx.Error(fmt::format(err::kWrongArity, ctx.spec.name)); }
 
-// The explicit expansion words of a chain's parameters, for the log.
-void AppendExpansion(const BloomChain::Params& p, std::vector<std::string>* cmd) {
-  if (p.nonscaling && p.growth != 0) {
-    cmd->push_back("NONSCALING");
-  } else {
-    cmd->push_back("EXPANSION");
-    cmd->push_back(std::to_string(p.growth));
-  }
-}
-
-// The explicit BF.RESERVE that recreates a chain made with `p`.
-std::vector<std::string> ReserveRecord(std::string_view key, const BloomChain::Params& p) {
-  std::vector<std::string> cmd = {"BF.RESERVE", std::string(key), DoubleText(p.error), std::to_string(p.capacity)};
-  AppendExpansion(p, &cmd);
-  return cmd;
-}
-
-// Creates the filter at `key` (missing), or replies the error.
-BloomChain* CreateAt(CommandContext& ctx, std::string_view key, const BloomChain::Params& p, Entry** e) {
-  std::unique_ptr<BloomChain> chain;
-  Status s = BloomChain::Create(p, MaxBytes(ctx), &chain);
-  if (!s.ok()) {
-    ctx.Error(s);
-    return nullptr;
-  }
-  BloomChain* bf = chain.get();
-  *e = ctx.db().SetObject(key, std::move(chain), kNoExpire, false);
-  ctx.Dirty();
-  ctx.Notify(kNotifyModule, "bf.reserve", key);
-  return bf;
-}
-
-// Adds items[...] to the filter at `key` (created from *create when missing and
-// create is not null) and replies one answer per item: an array when `multi`.
-// A NONSCALING filter that fills ends the reply with RedisBloom's error, as it
-// does, and the items after it are not tried.
+// Adds the items from argument `first_item` on to the filter at key (created from
+// *create when missing and create is not null) and replies one answer per item: an
+// array when `multi`. A NONSCALING filter that fills ends the reply with
+// RedisBloom's error, as it does, and the items after it are not tried.
 void AddItems(CommandContext& ctx, const BloomChain::Params* create, size_t first_item, bool multi) {
-  const std::string_view key = ctx.arg(1);
-  Entry* e;
-  BloomChain* bf;
-  if (!LookupBloom(ctx, key, false, &e, &bf)) return;
-  const bool created = bf == nullptr;
-  if (created) {
-    if (create == nullptr) return ctx.Error(err::kBfNotFound);
-    bf = CreateAt(ctx, key, *create, &e);
-    if (bf == nullptr) return;
-  }
-  enum Answer : uint8_t { kNo, kYes, kFull, kTooBig, kFailed };
-  std::vector<Answer> answers;
-  answers.reserve(ctx.argc() - first_item);
-  uint64_t needed = 0;
-  int64_t added = 0;
-  // The items answered 1 or 0: replaying just these leaves the same filter (a
-  // refused item changed nothing, and the log is replayed without the size cap).
-  std::vector<size_t> answered;
-  for (size_t i = first_item; i < ctx.argc(); i++) {
-    const BloomChain::AddResult r = bf->Add(ctx.arg(i), MaxBytes(ctx), &needed);
-    if (r == BloomChain::AddResult::kAdded || r == BloomChain::AddResult::kPresent) answered.push_back(i);
-    if (r == BloomChain::AddResult::kAdded) added++;
-    answers.push_back(r == BloomChain::AddResult::kAdded     ? kYes
-                      : r == BloomChain::AddResult::kPresent ? kNo
-                      : r == BloomChain::AddResult::kTooBig  ? kTooBig
-                      : r == BloomChain::AddResult::kFailed  ? kFailed
-                                                             : kFull);
-    if (r == BloomChain::AddResult::kFull) break;
-  }
-  if (added > 0) {
-    ctx.db().UpdateObjectMemory(e);
-    ctx.Dirty(added);
-    ctx.Notify(kNotifyModule, "bf.add", key);
-  }
-  if (created && added == 0) {
-    ctx.PropagateAs(ReserveRecord(key, *create));
-  } else if (added > 0) {
-    std::vector<std::string> log;
-    if (created) {
-      log = {"BF.INSERT", std::string(key), "CAPACITY", std::to_string(create->capacity), "ERROR",
-             DoubleText(create->error)};
-      AppendExpansion(*create, &log);
-      log.push_back("ITEMS");
-    } else {
-      log = {"BF.MADD", std::string(key)};
-    }
-    for (size_t i : answered) log.emplace_back(ctx.arg(i));
-    ctx.PropagateAs(std::move(log));
-  }
-  if (multi) ctx.reply.ArrayHeader(answers.size());
-  for (Answer a : answers) {
+  bloom_ops::AddResults added;
+  if (!ctx.Found(bloom_ops::Add(ctx, ctx.arg(1), create, ctx.args.subspan(first_item)), &added)) return;
+  if (multi) ctx.reply.ArrayHeader(added.answers.size());
+  for (bloom_ops::AddResults::Answer a : added.answers) {
     switch (a) {
-      case kNo: ctx.reply.Bool(false); break;
-      case kYes: ctx.reply.Bool(true); break;
-      case kFull: ctx.Error(err::kBfFull); break;
-      case kFailed: ctx.Error(err::kBfInsertFailed); break;
-      case kTooBig:
-        ctx.Error(fmt::format(protocol::err::kBloomTooBig, needed));
+      case bloom_ops::AddResults::kNo: ctx.reply.Bool(false); break;
+      case bloom_ops::AddResults::kYes: ctx.reply.Bool(true); break;
+      case bloom_ops::AddResults::kFull: ctx.Error(err::kBfFull); break;
+      case bloom_ops::AddResults::kFailed: ctx.Error(err::kBfInsertFailed); break;
+      case bloom_ops::AddResults::kTooBig:
+        ctx.Error(fmt::format(protocol::err::kBloomTooBig, added.bytes_needed));
         break;
     }
   }
@@ -191,14 +98,7 @@ void BfReserve(CommandContext& ctx) {
   }
   if (expansion == 0) p.nonscaling = true;
   p.growth = static_cast<uint32_t>(expansion);
-
-  const std::string_view key = ctx.arg(1);
-  Entry* e;
-  BloomChain* bf;
-  if (!LookupBloom(ctx, key, false, &e, &bf)) return;
-  if (bf != nullptr) return ctx.Error(err::kBfItemExists);
-  if (CreateAt(ctx, key, p, &e) == nullptr) return;
-  ctx.PropagateAs(ReserveRecord(key, p));
+  if (Status st = bloom_ops::Reserve(ctx, ctx.arg(1), p); !st.ok()) return ctx.Error(st);
   ctx.reply.Ok();
 }
 
@@ -271,9 +171,7 @@ void BfInsert(CommandContext& ctx) {
 // BF.EXISTS key item / BF.MEXISTS key item [item ...]. As RedisBloom, a key that
 // is missing or holds another type answers 0 for every item.
 void Exists(CommandContext& ctx, bool multi) {
-  Entry* e = ctx.LookupRead(ctx.db(), ctx.arg(1), ctx.now_ms());
-  const BloomChain* bf =
-      e != nullptr && e->type == ValueType::kBloom ? static_cast<const BloomChain*>(Database::GetObject(e)) : nullptr;
+  const BloomChain* bf = bloom_ops::FindOrNone(ctx, ctx.arg(1));
   if (multi) ctx.reply.ArrayHeader(ctx.argc() - 2);
   for (size_t i = 2; i < ctx.argc(); i++) ctx.reply.Bool(bf != nullptr && bf->Contains(ctx.arg(i)));
 }
@@ -281,22 +179,11 @@ void Exists(CommandContext& ctx, bool multi) {
 void BfExists(CommandContext& ctx) { Exists(ctx, false); }
 void BfMExists(CommandContext& ctx) { Exists(ctx, true); }
 
-// The filter at key for BF.INFO/BF.SCANDUMP: false after "not found" or WRONGTYPE.
-bool ExistingBloom(CommandContext& ctx, BloomChain** bf) {
-  Entry* e;
-  if (!LookupBloom(ctx, ctx.arg(1), true, &e, bf)) return false;
-  if (*bf == nullptr) {
-    ctx.Error(err::kBfNotFound);
-    return false;
-  }
-  return true;
-}
-
 // BF.INFO key [CAPACITY | SIZE | FILTERS | ITEMS | EXPANSION]
 void BfInfo(CommandContext& ctx) {
   if (ctx.argc() > 3) return WrongArity(ctx);
-  BloomChain* bf;
-  if (!ExistingBloom(ctx, &bf)) return;
+  const BloomChain* bf;
+  if (!ctx.Found(bloom_ops::FindExisting(ctx, ctx.arg(1)), &bf)) return;
   struct Field {
     std::string_view option, name;
     int64_t value;
@@ -334,16 +221,15 @@ void BfInfo(CommandContext& ctx) {
 
 // BF.CARD key: items inserted; 0 for a missing key.
 void BfCard(CommandContext& ctx) {
-  Entry* e;
-  BloomChain* bf;
-  if (!LookupBloom(ctx, ctx.arg(1), true, &e, &bf)) return;
+  const BloomChain* bf;
+  if (!ctx.Found(bloom_ops::Find(ctx, ctx.arg(1)), &bf)) return;
   ctx.reply.Integer(bf == nullptr ? 0 : static_cast<int64_t>(bf->items()));
 }
 
 // BF.SCANDUMP key iterator: [1, header] at 0, then [next, chunk] up to [0, ""].
 void BfScanDump(CommandContext& ctx) {
-  BloomChain* bf;
-  if (!ExistingBloom(ctx, &bf)) return;
+  const BloomChain* bf;
+  if (!ctx.Found(bloom_ops::FindExisting(ctx, ctx.arg(1)), &bf)) return;
   int64_t iter;
   if (!ParseCanonicalInt64(ctx.arg(2), &iter)) return ctx.ErrorVerbatim(err::kBfScanDumpIterator);
   ctx.reply.ArrayHeader(2);
@@ -362,22 +248,7 @@ void BfScanDump(CommandContext& ctx) {
 void BfLoadChunk(CommandContext& ctx) {
   int64_t iter;
   if (!ParseCanonicalInt64(ctx.arg(2), &iter)) return ctx.Error(err::kBfLoadChunkIterator);
-  const std::string_view key = ctx.arg(1);
-  Entry* e;
-  BloomChain* bf;
-  if (!LookupBloom(ctx, key, false, &e, &bf)) return;
-  if (bf == nullptr) {
-    if (iter != 1) return ctx.Error(err::kBfNotFound);
-    std::unique_ptr<BloomChain> chain;
-    Status s = BloomChain::FromHeader(ctx.arg(3), MaxBytes(ctx), &chain);
-    if (!s.ok()) return ctx.Error(s);
-    ctx.db().SetObject(key, std::move(chain), kNoExpire, false);
-  } else {
-    Status s = bf->LoadChunk(iter, ctx.arg(3));
-    if (!s.ok()) return ctx.Error(s);
-  }
-  ctx.Dirty();
-  ctx.Notify(kNotifyModule, "bf.loadchunk", key);
+  if (Status st = bloom_ops::LoadChunk(ctx, ctx.arg(1), iter, ctx.arg(3)); !st.ok()) return ctx.Error(st);
   ctx.reply.Ok();
 }
 

@@ -30,8 +30,6 @@ namespace {
 constexpr int64_t kInt64Max = std::numeric_limits<int64_t>::max();
 constexpr int64_t kInt64Min = std::numeric_limits<int64_t>::min();
 
-bool IsString(const Entry* e) { return e->type == ValueType::kString; }
-
 void InvalidExpire(CommandContext& ctx) {
   ctx.Error(fmt::format(protocol::err::kInvalidExpire, ctx.spec.name));
 }
@@ -129,44 +127,37 @@ bool AbsoluteExpire(CommandContext& ctx, const StringOptions& o, int64_t now, in
   return true;
 }
 
-// Replies with the string at `key` (nil when missing). Returns the entry, or
-// nullptr after a WRONGTYPE error (ok is then false).
-Entry* ReplyStringValue(CommandContext& ctx, Database& db, std::string_view key, int64_t now,
-                        bool* ok) {
-  *ok = true;
-  Entry* e = ctx.LookupRead(db, key, now);
-  if (e == nullptr) {
-    ctx.reply.Null();
-    return nullptr;
-  }
-  if (!IsString(e)) {
-    ctx.WrongType();
-    *ok = false;
-    return nullptr;
-  }
+// Replies with the string at `key` (nil when missing): whether it was there. After a
+// WRONGTYPE error it returns false with *ok false.
+bool ReplyStringValue(CommandContext& ctx, std::string_view key, bool* ok) {
   char buf[Database::kIntBufSize];
-  ctx.reply.Bulk(Database::StringValue(e, buf));
-  return e;
+  std::optional<std::string_view> s;
+  *ok = ctx.Found(string_ops::Find(ctx, key, buf), &s);
+  if (!*ok) return false;
+  if (!s) {
+    ctx.reply.Null();
+    return false;
+  }
+  ctx.reply.Bulk(*s);
+  return true;
 }
 
 // The body of SET, SETNX, SETEX and PSETEX. `int_reply`: 1/0 instead of
 // OK/nil (SETNX).
 void SetGeneric(CommandContext& ctx, const StringOptions& o, std::string_view key,
                 std::string_view value, bool int_reply) {
-  Database& db = ctx.db();
-  int64_t now = ctx.now_ms();
   int64_t when = kNoExpire;
-  if ((o.flags & kAnyExpire) && !AbsoluteExpire(ctx, o, now, &when)) return;
+  if ((o.flags & kAnyExpire) && !AbsoluteExpire(ctx, o, ctx.now_ms(), &when)) return;
 
   // Plain SET needs no lookup; KEEPTTL does, so that the TTL of a key that
   // has already expired is not kept.
   bool found = false;
   if (o.flags & kGet) {
     bool ok;
-    found = ReplyStringValue(ctx, db, key, now, &ok) != nullptr;
+    found = ReplyStringValue(ctx, key, &ok);
     if (!ok) return;
   } else if (o.flags & (kNx | kXx | kKeepTtl)) {
-    found = db.Lookup(key, now) != nullptr;
+    found = string_ops::Exists(ctx, key);
   }
   if (((o.flags & kNx) && found) || ((o.flags & kXx) && !found)) {
     if (o.flags & kGet) return;
@@ -178,10 +169,7 @@ void SetGeneric(CommandContext& ctx, const StringOptions& o, std::string_view ke
     return;
   }
 
-  db.SetString(key, value, when, (o.flags & kKeepTtl) != 0);
-  ctx.Dirty();
-  ctx.Notify(kNotifyString, "set", key);
-  if (when != kNoExpire) ctx.Notify(kNotifyGeneric, "expire", key);
+  string_ops::Set(ctx, key, value, when, (o.flags & kKeepTtl) != 0);
   if (!(o.flags & kGet)) {
     if (int_reply) {
       ctx.reply.Integer(1);
@@ -203,9 +191,7 @@ void SetGeneric(CommandContext& ctx, const StringOptions& o, std::string_view ke
 void Set(CommandContext& ctx) {
   if (ctx.argc() == 3) {
     // The hot path: no options, no lookup.
-    ctx.db().SetString(ctx.arg(1), ctx.arg(2), kNoExpire, false);
-    ctx.Dirty();
-    ctx.Notify(kNotifyString, "set", ctx.arg(1));
+    string_ops::Set(ctx, ctx.arg(1), ctx.arg(2));
     ctx.reply.Ok();
     return;
   }
@@ -231,80 +217,53 @@ void PSetEx(CommandContext& ctx) {
 
 void Get(CommandContext& ctx) {
   bool ok;
-  ReplyStringValue(ctx, ctx.db(), ctx.arg(1), ctx.now_ms(), &ok);
+  ReplyStringValue(ctx, ctx.arg(1), &ok);
 }
 
 void GetSet(CommandContext& ctx) {
-  Database& db = ctx.db();
   bool ok;
-  ReplyStringValue(ctx, db, ctx.arg(1), ctx.now_ms(), &ok);
+  ReplyStringValue(ctx, ctx.arg(1), &ok);
   if (!ok) return;
-  db.SetString(ctx.arg(1), ctx.arg(2), kNoExpire, false);
-  ctx.Dirty();
-  ctx.Notify(kNotifyString, "set", ctx.arg(1));
+  string_ops::Set(ctx, ctx.arg(1), ctx.arg(2));
   ctx.PropagateAs({"SET", std::string(ctx.arg(1)), std::string(ctx.arg(2))});
 }
 
 void GetDel(CommandContext& ctx) {
-  Database& db = ctx.db();
   bool ok;
-  if (ReplyStringValue(ctx, db, ctx.arg(1), ctx.now_ms(), &ok) == nullptr) return;
-  db.Delete(ctx.arg(1));
-  ctx.Dirty();
-  ctx.Notify(kNotifyGeneric, "del", ctx.arg(1));
-  ctx.PropagateAs({"DEL", std::string(ctx.arg(1))});
+  if (ReplyStringValue(ctx, ctx.arg(1), &ok)) string_ops::Delete(ctx, ctx.arg(1));
 }
 
 void GetEx(CommandContext& ctx) {
   StringOptions o;
   if (!ParseStringOptions(ctx, 2, false, &o)) return;
-  Database& db = ctx.db();
-  std::string_view key = ctx.arg(1);
-  int64_t now = ctx.now_ms();
-  Entry* e = ctx.LookupRead(db, key, now);
-  if (e == nullptr) {
-    ctx.reply.Null();
-    return;
-  }
-  if (!IsString(e)) {
-    ctx.WrongType();
-    return;
-  }
-  int64_t when = kNoExpire;
-  if ((o.flags & kAnyExpire) && !AbsoluteExpire(ctx, o, now, &when)) return;
+  const std::string_view key = ctx.arg(1);
+  // Redis's order: the key's type before the expire's value.
   char buf[Database::kIntBufSize];
-  ctx.reply.Bulk(Database::StringValue(e, buf));
-
-  if ((o.flags & (kExAt | kPxAt)) && when <= now && !ctx.from_log) {
-    // An absolute time already in the past deletes the key.
-    db.Delete(key);
-    ctx.Dirty();
-    ctx.Notify(kNotifyGeneric, "del", key);
-    ctx.PropagateAs({"DEL", std::string(key)});
-  } else if (when != kNoExpire) {
-    db.SetExpire(key, when);
-    ctx.Dirty();
-    ctx.Notify(kNotifyGeneric, "expire", key);
-    ctx.PropagateAs({"PEXPIREAT", std::string(key), std::to_string(when)});
-  } else if ((o.flags & kPersist) && e->has_expire) {
-    db.SetExpire(key, kNoExpire);
-    ctx.Dirty();
-    ctx.Notify(kNotifyGeneric, "persist", key);
-    ctx.PropagateAs({"PERSIST", std::string(key)});
+  std::optional<std::string_view> value;
+  if (!ctx.Found(string_ops::Find(ctx, key, buf), &value)) return;
+  if (!value) return ctx.reply.Null();
+  string_ops::ExpiryChange change;
+  if (o.flags & kAnyExpire) {
+    if (!AbsoluteExpire(ctx, o, ctx.now_ms(), &change.at)) return;
+    change.kind = string_ops::ExpiryChange::kExpireAt;
+    change.absolute = (o.flags & (kExAt | kPxAt)) != 0;
+  } else if (o.flags & kPersist) {
+    change.kind = string_ops::ExpiryChange::kPersist;
   }
+  ctx.reply.Bulk(*value);
+  string_ops::ChangeExpiry(ctx, key, change);
 }
 
 void MGet(CommandContext& ctx) {
-  Database& db = ctx.db();
-  int64_t now = ctx.now_ms();
   ctx.reply.ArrayHeader(ctx.argc() - 1);
   char buf[Database::kIntBufSize];
   for (size_t i = 1; i < ctx.argc(); i++) {
-    Entry* e = ctx.LookupRead(db, ctx.arg(i), now);
-    if (e == nullptr || !IsString(e)) {
+    // Another type answers nil, as Redis.
+    StatusOr<std::optional<std::string_view>> s = string_ops::Find(ctx, ctx.arg(i), buf);
+    if (!s.ok() || !*s) {
       ctx.reply.Null();
     } else {
-      ctx.reply.Bulk(Database::StringValue(e, buf));
+      ctx.reply.Bulk(**s);
     }
   }
 }
@@ -319,30 +278,16 @@ bool CheckPairs(CommandContext& ctx) {
 
 void MSet(CommandContext& ctx) {
   if (!CheckPairs(ctx)) return;
-  Database& db = ctx.db();
-  for (size_t i = 1; i < ctx.argc(); i += 2) {
-    db.SetString(ctx.arg(i), ctx.arg(i + 1), kNoExpire, false);
-    ctx.Notify(kNotifyString, "set", ctx.arg(i));
-  }
-  ctx.Dirty(static_cast<int64_t>(ctx.argc() / 2));
+  for (size_t i = 1; i < ctx.argc(); i += 2) string_ops::Set(ctx, ctx.arg(i), ctx.arg(i + 1));
   ctx.reply.Ok();
 }
 
 void MSetNx(CommandContext& ctx) {
   if (!CheckPairs(ctx)) return;
-  Database& db = ctx.db();
-  int64_t now = ctx.now_ms();
   for (size_t i = 1; i < ctx.argc(); i += 2) {
-    if (db.Lookup(ctx.arg(i), now) != nullptr) {
-      ctx.reply.Integer(0);
-      return;
-    }
+    if (string_ops::Exists(ctx, ctx.arg(i))) return ctx.reply.Integer(0);
   }
-  for (size_t i = 1; i < ctx.argc(); i += 2) {
-    db.SetString(ctx.arg(i), ctx.arg(i + 1), kNoExpire, false);
-    ctx.Notify(kNotifyString, "set", ctx.arg(i));
-  }
-  ctx.Dirty(static_cast<int64_t>(ctx.argc() / 2));
+  for (size_t i = 1; i < ctx.argc(); i += 2) string_ops::Set(ctx, ctx.arg(i), ctx.arg(i + 1));
   ctx.reply.Integer(1);
 }
 
@@ -377,11 +322,6 @@ void IncrByFloat(CommandContext& ctx) {
   ctx.reply.Bulk(*value);
 }
 
-size_t StringLength(const Entry* e) {
-  char buf[Database::kIntBufSize];
-  return Database::StringValue(e, buf).size();
-}
-
 void Append(CommandContext& ctx) {
   StatusOr<size_t> len = string_ops::Append(ctx, ctx.arg(1), ctx.arg(2));
   if (!len.ok()) return ctx.Error(len.status());
@@ -389,30 +329,20 @@ void Append(CommandContext& ctx) {
 }
 
 void StrLen(CommandContext& ctx) {
-  Entry* e = ctx.LookupRead(ctx.db(), ctx.arg(1), ctx.now_ms());
-  if (e == nullptr) {
-    ctx.reply.Integer(0);
-  } else if (!IsString(e)) {
-    ctx.WrongType();
-  } else {
-    ctx.reply.Integer(static_cast<int64_t>(StringLength(e)));
-  }
+  char buf[Database::kIntBufSize];
+  std::optional<std::string_view> s;
+  if (!ctx.Found(string_ops::Find(ctx, ctx.arg(1), buf), &s)) return;
+  ctx.reply.Integer(s ? static_cast<int64_t>(s->size()) : 0);
 }
 
 void GetRange(CommandContext& ctx) {
   int64_t start, end;
   if (!ctx.IntArg(2, &start) || !ctx.IntArg(3, &end)) return;
-  Entry* e = ctx.LookupRead(ctx.db(), ctx.arg(1), ctx.now_ms());
-  if (e == nullptr) {
-    ctx.reply.Bulk("");
-    return;
-  }
-  if (!IsString(e)) {
-    ctx.WrongType();
-    return;
-  }
   char buf[Database::kIntBufSize];
-  std::string_view s = Database::StringValue(e, buf);
+  std::optional<std::string_view> found;
+  if (!ctx.Found(string_ops::Find(ctx, ctx.arg(1), buf), &found)) return;
+  if (!found) return ctx.reply.Bulk("");
+  const std::string_view s = *found;
   auto len = static_cast<int64_t>(s.size());
   if (start < 0 && end < 0 && start > end) {
     ctx.reply.Bulk("");
@@ -445,11 +375,10 @@ struct LcsMatch {
 };
 
 void Lcs(CommandContext& ctx) {
-  Database& db = ctx.db();
-  int64_t now = ctx.now_ms();
-  const Entry* ea = ctx.LookupRead(db, ctx.arg(1), now);
-  const Entry* eb = ctx.LookupRead(db, ctx.arg(2), now);
-  if ((ea != nullptr && !IsString(ea)) || (eb != nullptr && !IsString(eb))) {
+  char abuf[Database::kIntBufSize], bbuf[Database::kIntBufSize];
+  StatusOr<std::optional<std::string_view>> ea = string_ops::Find(ctx, ctx.arg(1), abuf);
+  StatusOr<std::optional<std::string_view>> eb = string_ops::Find(ctx, ctx.arg(2), bbuf);
+  if (!ea.ok() || !eb.ok()) {
     ctx.Error(protocol::err::kKeysMustBeStrings);
     return;
   }
@@ -476,9 +405,7 @@ void Lcs(CommandContext& ctx) {
     ctx.Error(protocol::err::kLcsLenAndIdx);
     return;
   }
-  char abuf[Database::kIntBufSize], bbuf[Database::kIntBufSize];
-  std::string_view a = ea ? Database::StringValue(ea, abuf) : std::string_view();
-  std::string_view b = eb ? Database::StringValue(eb, bbuf) : std::string_view();
+  const std::string_view a = ea->value_or(std::string_view()), b = eb->value_or(std::string_view());
   constexpr uint64_t kMaxLen = std::numeric_limits<uint32_t>::max() - 1;
   if (a.size() >= kMaxLen || b.size() >= kMaxLen) {
     ctx.Error(protocol::err::kLcsTooLong);

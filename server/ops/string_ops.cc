@@ -49,6 +49,43 @@ StatusOr<std::optional<std::string_view>> Find(CommandContext& ctx, std::string_
   return std::optional<std::string_view>(Database::StringValue(e, scratch));
 }
 
+void Set(CommandContext& ctx, std::string_view key, std::string_view value, int64_t expire_at, bool keep_ttl) {
+  ctx.db().SetString(key, value, expire_at, keep_ttl);
+  ctx.Dirty();
+  ctx.Notify(kNotifyString, "set", key);
+  if (expire_at != kNoExpire) ctx.Notify(kNotifyGeneric, "expire", key);
+}
+
+bool Exists(CommandContext& ctx, std::string_view key) { return ctx.db().Lookup(key, ctx.now_ms()) != nullptr; }
+
+void ChangeExpiry(CommandContext& ctx, std::string_view key, const ExpiryChange& change) {
+  Database& db = ctx.db();
+  if (change.kind == ExpiryChange::kExpireAt && change.absolute && change.at <= ctx.now_ms() && !ctx.from_log) {
+    // An absolute time already in the past deletes the key.
+    return Delete(ctx, key);
+  }
+  if (change.kind == ExpiryChange::kExpireAt) {
+    db.SetExpire(key, change.at);
+    ctx.Dirty();
+    ctx.Notify(kNotifyGeneric, "expire", key);
+    ctx.PropagateAs({"PEXPIREAT", std::string(key), std::to_string(change.at)});
+  } else if (change.kind == ExpiryChange::kPersist) {
+    const Entry* e = db.Lookup(key, ctx.now_ms());
+    if (e == nullptr || !e->has_expire) return;
+    db.SetExpire(key, kNoExpire);
+    ctx.Dirty();
+    ctx.Notify(kNotifyGeneric, "persist", key);
+    ctx.PropagateAs({"PERSIST", std::string(key)});
+  }
+}
+
+void Delete(CommandContext& ctx, std::string_view key) {
+  ctx.db().Delete(key);
+  ctx.Dirty();
+  ctx.Notify(kNotifyGeneric, "del", key);
+  ctx.PropagateAs({"DEL", std::string(key)});
+}
+
 StatusOr<int64_t> IncrBy(CommandContext& ctx, std::string_view key, int64_t incr) {
   Entry* e;
   if (Status st = FindForWrite(ctx, key, &e); !st.ok()) return st;

@@ -19,7 +19,7 @@ from collections import defaultdict
 import pytest
 import redis
 
-from conftest import is_real_redis
+from conftest import RawConn, RespError, is_real_redis
 from persist_util import Server, digest, kill_all, wait_until
 
 pytestmark = pytest.mark.skipif(is_real_redis(), reason="FEED.* is a feedkv extension")
@@ -247,6 +247,28 @@ def test_errors_keys_and_info(tmp_path):
     assert c.execute_command("FEED.UNFOLLOW", 1, 2) == 1
     assert page(c, 1) == []
     assert c.command_getkeys("FEED.TIMELINE", "42") == ["42"]
+    srv.stop()
+
+
+def test_a_reused_key_gets_one_error_and_no_half_done_follow(tmp_path):
+    # A followers key the application reused for a string: FEED.FOLLOW/UNFOLLOW
+    # answer WRONGTYPE once (not an error followed by a count) and change neither set.
+    srv = Server(tmp_path / "s").start()
+    c = RawConn(srv.port)
+    c.cmd("SET", "feed:{2}:followers", "x")
+    for cmd in (["FEED.FOLLOW", 1, 2], ["FEED.UNFOLLOW", 1, 2]):
+        reply = c.cmd(*cmd)
+        assert isinstance(reply, RespError) and str(reply).startswith("WRONGTYPE"), reply
+        assert c.cmd("PING") == "PONG"  # nothing else was queued behind the error
+    assert c.cmd("EXISTS", "feed:{1}:following") == 0
+    assert c.cmd("GET", "feed:{2}:followers") == b"x"
+    # The global pull-authors key reused: the post is still published.
+    c.cmd("SET", "feed:pull-authors", "y")
+    c.cmd("FEED.MODE", 5, "PULL")
+    assert c.cmd("FEED.PUBLISH", 5, 1, 1000) == 0
+    assert c.cmd("PING") == "PONG"
+    assert c.cmd("EXISTS", "feed:{5}:outbox") == 1
+    c.close()
     srv.stop()
 
 
