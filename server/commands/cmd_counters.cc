@@ -9,6 +9,7 @@
 #include "protocol/error_text.h"
 #include "server/cold_tier.h"
 #include "server/command_context.h"
+#include "server/ops/counter_ops.h"
 #include "server/server.h"
 #include "storage/counter_space.h"
 
@@ -16,29 +17,14 @@ namespace feedkv::server {
 
 namespace {
 
-CounterOptions OptionsFromConfig(const ServerConfig& c) {
-  CounterOptions o;
-  o.table_bytes = static_cast<uint64_t>(c.counter_table_size);
-  o.max_fill = c.counter_table_max_fill;
-  o.max_probes = static_cast<uint32_t>(c.counter_max_probes);
-  return o;
-}
-
-// The space named by argument 1, or nullptr after replying an error. Applies
-// the current counter-* settings, which affect tables created from now on.
+// The space named by argument 1, or nullptr after replying an error.
 CounterSpace* SpaceArg(CommandContext& ctx) {
-  auto& spaces = ctx.server.counter_spaces();
-  auto it = spaces.find(ctx.arg(1));
-  if (it == spaces.end()) {
-    ctx.Error(fmt::format(protocol::err::kNoSuchCounterSpace, ctx.arg(1)));
+  StatusOr<CounterSpace*> space = counter_ops::FindSpace(ctx, ctx.arg(1));
+  if (!space.ok()) {
+    ctx.Error(space.status());
     return nullptr;
   }
-  CounterOptions want = OptionsFromConfig(ctx.server.cfg());
-  if (!(it->second->options() == want) &&
-      CounterSpace::ValidateOptions(want, it->second->schema().slot_bytes()).ok()) {
-    it->second->SetOptions(want);
-  }
-  return it->second.get();
+  return *space;
 }
 
 bool FieldArg(CommandContext& ctx, const CounterSpace& space, size_t i, size_t* field) {
@@ -77,48 +63,15 @@ void Create(CommandContext& ctx) {
     ctx.Error(protocol::err::kInvalidCounterSchemaPrefix + s.message());
     return;
   }
-  auto& spaces = ctx.server.counter_spaces();
-  auto it = spaces.find(ctx.arg(1));
-  if (it != spaces.end()) {
-    if (it->second->schema() == schema) {
-      ctx.reply.Ok();  // idempotent for the same schema
-    } else {
-      ctx.Error(fmt::format(protocol::err::kCounterSchemaMismatch, ctx.arg(1),
-                            it->second->schema().ToString()));
-    }
-    return;
-  }
-  CounterOptions options = OptionsFromConfig(ctx.server.cfg());
-  s = CounterSpace::ValidateOptions(options, schema.slot_bytes());
+  s = counter_ops::Create(ctx, ctx.arg(1), std::move(schema));
   if (!s.ok()) {
-    ctx.Error(protocol::err::kInvalidCounterSettingsPrefix + s.message());
+    ctx.Error(s);
     return;
   }
-  spaces.emplace(std::string(ctx.arg(1)), std::make_unique<CounterSpace>(std::move(schema), options));
-  ctx.Dirty();
-  ctx.Notify(kNotifyModule, "counter.create", ctx.arg(1));
   ctx.reply.Ok();
 }
 
-void Drop(CommandContext& ctx) {
-  auto& spaces = ctx.server.counter_spaces();
-  auto it = spaces.find(ctx.arg(1));
-  size_t n = it == spaces.end() ? 0 : 1;
-  if (n && ctx.server.cold_tier() != nullptr) ctx.server.cold_tier()->DropRows(it->first, *it->second);
-  if (n) spaces.erase(it);
-  if (n) {
-    ctx.Dirty();
-    ctx.Notify(kNotifyModule, "counter.drop", ctx.arg(1));
-  }
-  ctx.reply.Integer(static_cast<int64_t>(n));
-}
-
-// A counter's keyspace event (class d, docs/pubsub.md): the key is
-// "<space>:<id>", formatted only when someone asked for the class.
-void NotifyCounter(CommandContext& ctx, std::string_view event, int64_t id) {
-  if (!(ctx.server.cfg().notify_keyspace_events & kNotifyModule)) return;
-  ctx.Notify(kNotifyModule, event, fmt::format("{}:{}", ctx.arg(1), id));
-}
+void Drop(CommandContext& ctx) { ctx.reply.Integer(counter_ops::Drop(ctx, ctx.arg(1)) ? 1 : 0); }
 
 void Spaces(CommandContext& ctx) {
   auto& spaces = ctx.server.counter_spaces();
@@ -132,15 +85,12 @@ void IncrBy(CommandContext& ctx) {
   int64_t id, delta;
   size_t field;
   if (!ctx.IdArg(2, &id) || !FieldArg(ctx, *space, 3, &field) || !ctx.IntArg(4, &delta)) return;
-  uint64_t value;
-  Status s = space->IncrBy(id, field, delta, &value);
-  if (!s.ok()) {
-    ctx.Error(s);
+  StatusOr<uint64_t> value = counter_ops::IncrBy(ctx, ctx.arg(1), *space, id, field, delta);
+  if (!value.ok()) {
+    ctx.Error(value.status());
     return;
   }
-  ctx.Dirty();
-  NotifyCounter(ctx, "counter.incrby", id);
-  ReplyCounter(ctx, value);
+  ReplyCounter(ctx, *value);
 }
 
 void Set(CommandContext& ctx) {
@@ -150,13 +100,11 @@ void Set(CommandContext& ctx) {
   size_t field;
   uint64_t value;
   if (!ctx.IdArg(2, &id) || !FieldArg(ctx, *space, 3, &field) || !UnsignedArg(ctx, 4, &value)) return;
-  Status s = space->Set(id, field, value);
+  Status s = counter_ops::Set(ctx, ctx.arg(1), *space, id, field, value);
   if (!s.ok()) {
     ctx.Error(s);
     return;
   }
-  ctx.Dirty();
-  NotifyCounter(ctx, "counter.set", id);
   ctx.reply.Ok();
 }
 
@@ -230,12 +178,7 @@ void Del(CommandContext& ctx) {
   if (!space) return;
   int64_t id;
   if (!ctx.IdArg(2, &id)) return;
-  bool existed = space->Del(id);
-  if (existed) {
-    ctx.Dirty();
-    NotifyCounter(ctx, "counter.del", id);
-  }
-  ctx.reply.Integer(existed ? 1 : 0);
+  ctx.reply.Integer(counter_ops::Del(ctx, ctx.arg(1), *space, id) ? 1 : 0);
 }
 
 // COUNTER.SPILL space [table]: moves a table (by default the oldest hot one
