@@ -1,6 +1,6 @@
 // FEED.* writes: FEED.FOLLOW, FEED.UNFOLLOW, FEED.PUBLISH, FEED.DELETE, FEED.MODE,
 // FEED.ACTIVATE, FEED.MARKREAD. Each parses, calls server/ops/feed_ops and replies.
-// A user's feed is a few ordinary keys (see feed_helpers.h); every write is
+// A user's feed is a few ordinary keys (see feed_reads.h); every write is
 // deterministic given the dataset, so it is logged as received and replays and
 // replicates to the same state. What depends on the clock (the idle expiry of an
 // inbox, the lifetime of deleted ids) is logged as an explicit PEXPIREAT beside the

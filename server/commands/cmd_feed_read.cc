@@ -1,5 +1,5 @@
 // FEED.* reads: FEED.TIMELINE, FEED.UNREAD, FEED.INFO. Read-only, so replicas
-// serve them. A page is one k-way merge (feed_helpers.h) of the reader's own
+// serve them. A page is one k-way merge (feed_reads.h) of the reader's own
 // outbox, their inbox (entries of authors they still follow) and the outboxes of
 // the authors they follow whose posts were not fanned out (pull mode); a reader
 // without an inbox pulls every author they follow. Deleted posts are skipped.
@@ -9,7 +9,7 @@
 
 #include "protocol/error_text.h"
 #include "server/command_context.h"
-#include "server/commands/feed_helpers.h"
+#include "server/ops/feed_reads.h"
 #include "server/server.h"
 #include "storage/database.h"
 #include "storage/feed_timeline.h"
@@ -124,16 +124,6 @@ void FeedTimelineCmd(CommandContext& ctx) {
     ctx.reply.Bulk(FormatFeedEntryId(e.ts, e.id));
     ctx.reply.Integer(e.author);
   }
-}
-
-// The read mark of uid: false when none is set.
-bool ReadMark(CommandContext& ctx, int64_t uid, int64_t* ts, int64_t* id) {
-  const std::string key = FeedKey(uid, "mark");
-  Entry* e = ctx.db().Find(key);
-  if (e != nullptr && e->has_expire) e = ctx.db().Lookup(key, ctx.now_ms());
-  if (e == nullptr || e->type != ValueType::kString) return false;
-  std::string scratch;
-  return ParseFeedEntryId(Database::StringValue(e, &scratch), ts, id);
 }
 
 // FEED.UNREAD uid: entries newer than the read mark, up to feed-unread-cap.

@@ -12,6 +12,7 @@
 #include "server/commands/set_family.h"
 #include "server/config.h"
 #include "server/ops/set_ops.h"
+#include "server/ops/store_result.h"
 #include "server/server.h"
 #include "storage/database.h"
 #include "storage/long_set_image.h"
@@ -29,16 +30,9 @@ void LsSet(CommandContext& ctx) {
   std::unique_ptr<LongSet> ls;
   Status st = LongSet::FromImage(ctx.arg(2), set_ops::Options(ctx), &ls);
   if (!st.ok()) return ctx.Error(st);
-  if (ls->empty()) {
-    if (ctx.db().Delete(ctx.arg(1))) {  // empty sets do not exist
-      ctx.Dirty();
-      ctx.Notify(kNotifyGeneric, "del", ctx.arg(1));
-    }
-  } else {
-    ctx.db().SetObject(ctx.arg(1), std::make_unique<SetValue>(std::move(*ls)), kNoExpire, false);
-    ctx.Dirty();
-    ctx.Notify(kNotifySet, "lsset", ctx.arg(1));
-  }
+  std::unique_ptr<Object> value;  // null for an empty image: empty sets do not exist
+  if (!ls->empty()) value = std::make_unique<SetValue>(std::move(*ls));
+  StoreResult(ctx, ctx.arg(1), std::move(value), 0, kNotifySet);
   ctx.reply.Ok();
 }
 

@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "server/commands/feed_helpers.h"
+#include "server/ops/feed_reads.h"
 #include "server/monotonic_clock.h"
 #include "server/ops/set_ops.h"
 #include "server/server.h"

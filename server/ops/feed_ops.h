@@ -1,6 +1,6 @@
 // The feed write operations: the layer between the FEED.* write commands (server/
-// commands/cmd_feed.cc) and the keys a user's feed lives under (server/commands/
-// feed_helpers.h: follow longsets, outbox and inbox timelines, the read mark, the
+// commands/cmd_feed.cc) and the keys a user's feed lives under (server/ops/
+// feed_reads.h: follow longsets, outbox and inbox timelines, the read mark, the
 // deleted-post set), as server/ops/set_ops.h is for sets. An operation changes those
 // keys together and keeps the keyspace's books (dirty count, one keyspace event per
 // command that changed something, memory, WATCH) and the log's form: a command is

@@ -1,6 +1,7 @@
 // What every *STORE command does with its result, whatever the type (SINTERSTORE,
-// SUNIONSTORE, SDIFFSTORE, ZUNIONSTORE, ZINTERSTORE, ZDIFFSTORE, ZRANGESTORE): the
-// one place the operation layer (server/ops/) replaces a destination key.
+// SUNIONSTORE, SDIFFSTORE, ZUNIONSTORE, ZINTERSTORE, ZDIFFSTORE, ZRANGESTORE, and
+// LSSET, which stores a longset image): the one place the operation layer
+// (server/ops/) replaces a destination key.
 #pragma once
 
 #include <cstddef>

@@ -1,6 +1,10 @@
-// Shared by the FEED.* command files (cmd_feed.cc: writes; cmd_feed_read.cc:
-// reads): the keys a user's feed lives under, their lookups, and the k-way merge
-// that builds a timeline page (and an inbox at FEED.ACTIVATE).
+// The feed reads of the operation layer, shared by the FEED.* read commands
+// (server/commands/cmd_feed_read.cc) and the write operations (feed_ops.h): the keys
+// a user's feed lives under, their lookups, and the k-way merge that builds a
+// timeline page (and an inbox at FEED.ACTIVATE). A lookup never counts a keyspace
+// hit or miss and never fails: a key of another type reads as absent.
+//
+// Command thread only, like the Database it reads.
 //
 // Keys, all ordinary keyspace keys (TYPE, SCAN, DEL, EXPIRE, persistence and
 // replication see them), hash-tagged by the user id so one user's keys share a
@@ -35,6 +39,8 @@ inline constexpr std::string_view kPullAuthorsKey = "feed:pull-authors";
 FeedTimeline* FindTimeline(CommandContext& ctx, std::string_view key, FeedTimeline::Kind kind);
 // The longset at `key`, or null.
 SetValue* FindIdSet(CommandContext& ctx, std::string_view key);
+// The read mark of uid (feed:{uid}:mark, "<ts>-<id>"): false when none is set.
+bool ReadMark(CommandContext& ctx, int64_t uid, int64_t* ts, int64_t* id);
 
 // Whether `author` fans out now: FEED.MODE, else followers <= feed-push-max-followers.
 bool PushMode(CommandContext& ctx, int64_t author, const FeedTimeline* outbox);

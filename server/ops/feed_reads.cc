@@ -1,5 +1,5 @@
-// The FEED.* commands' keys, lookups and timeline merge. See feed_helpers.h.
-#include "server/commands/feed_helpers.h"
+// The FEED.* commands' keys, lookups and timeline merge. See feed_reads.h.
+#include "server/ops/feed_reads.h"
 
 #include <algorithm>
 #include <charconv>
@@ -39,6 +39,14 @@ SetValue* FindIdSet(CommandContext& ctx, std::string_view key) {
   Entry* e = FindLive(ctx, key);
   if (e == nullptr || e->type != ValueType::kSet) return nullptr;
   return static_cast<SetValue*>(Database::GetObject(e));
+}
+
+bool ReadMark(CommandContext& ctx, int64_t uid, int64_t* ts, int64_t* id) {
+  const std::string key = FeedKey(uid, "mark");
+  Entry* e = FindLive(ctx, key);
+  if (e == nullptr || e->type != ValueType::kString) return false;
+  std::string scratch;
+  return ParseFeedEntryId(Database::StringValue(e, &scratch), ts, id);
 }
 
 bool PushMode(CommandContext& ctx, int64_t author, const FeedTimeline* outbox) {
