@@ -12,6 +12,7 @@
 #include <boost/asio/write.hpp>
 
 #include "protocol/error_text.h"
+#include "protocol/pipeline_scan.h"
 #include "protocol/reply_writer.h"
 #include "server/script_engine.h"
 #include "server/server.h"
@@ -195,7 +196,10 @@ void Connection::ProcessInput() {
   client_.query_buffer_free = in_.size() - in_len_;
   // A parked command stops the loop: what follows it waits in the buffer
   // (ResumeAfterWait runs it), so replies keep their order.
+  size_t until_lookahead = 0;
   while (!closed_ && !stop_reading_ && !client_.blocked && in_start_ < in_len_) {
+    if (until_lookahead == 0) until_lookahead = PrefetchAhead();
+    if (until_lookahead > 0) --until_lookahead;
     // Per command: an AUTH earlier in the same read lifts the limits for the rest.
     limits.unauthenticated = !client_.authenticated;
     parser_.set_limits(limits);
@@ -240,6 +244,14 @@ void Connection::ProcessInput() {
     }
   }
   client_.query_buffer_size = in_len_ - in_start_;
+}
+
+size_t Connection::PrefetchAhead() {
+  std::string_view keys[kLookahead];
+  const size_t n = protocol::ScanPipelinedKeys(std::string_view(in_.data() + in_start_, in_len_ - in_start_), keys);
+  // A lone command gains nothing: its lookup follows at once.
+  if (n >= 2) server_.db(client_.db).Prefetch(std::span<const std::string_view>(keys, n));
+  return n;
 }
 
 bool Connection::OutputOverLimit() {

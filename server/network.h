@@ -59,6 +59,10 @@ class Connection : public std::enable_shared_from_this<Connection> {
   bool ReadAvailable();
   void OnRead(const boost::system::error_code& ec, size_t n);
   void ProcessInput();
+  // Scans the next commands waiting in the input and prefetches their keys
+  // (protocol/pipeline_scan.h); how many it found, at most kLookahead.
+  size_t PrefetchAhead();
+  static constexpr size_t kLookahead = 16;
   void OnWritten(const boost::system::error_code& ec, size_t n);
   void CountWritten(size_t n);
   // client-output-buffer-limit for the normal class; updates the soft-limit clock.

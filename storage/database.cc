@@ -164,6 +164,16 @@ Entry** Database::LinkFor(std::string_view key) {
 
 Entry* Database::Find(std::string_view key) const { return table_.Find(key, HashKey(key)); }
 
+void Database::Prefetch(std::span<const std::string_view> keys) const {
+  uint64_t hashes[16];
+  const size_t n = std::min<size_t>(keys.size(), 16);
+  for (size_t i = 0; i < n; i++) {
+    hashes[i] = HashKey(keys[i]);
+    table_.PrefetchSlot(hashes[i]);
+  }
+  for (size_t i = 0; i < n; i++) table_.PrefetchChainHead(hashes[i]);
+}
+
 Entry* Database::Lookup(std::string_view key, int64_t now_ms) {
   Entry* e = Peek(key, now_ms);
   if (e != nullptr && clock_ != nullptr) e->access = clock_->Touch(e->access);

@@ -27,6 +27,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -116,6 +117,10 @@ class Database {
   }
   // Returns the entry whether or not it has expired (for replicas and loading).
   Entry* Find(std::string_view key) const;
+  // Asks for the memory that lookups of `keys` will read, all slots first and
+  // then all chain heads, so their cache misses overlap (protocol/
+  // pipeline_scan.h). A hint: changes nothing. REQUIRES: keys.size() <= 16.
+  void Prefetch(std::span<const std::string_view> keys) const;
 
   // Strings. A value is stored as int, embedded or raw by one rule (StoreString).
   // SetString keeps the current expire when keep_ttl, else replaces it with

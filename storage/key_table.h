@@ -67,6 +67,15 @@ class KeyTable {
   Entry** FindLink(std::string_view key, uint64_t hash);
   Entry* Find(std::string_view key, uint64_t hash) const;
 
+  // The two cache misses of a lookup, asked for ahead of it (protocol/
+  // pipeline_scan.h says when): the bucket slot `hash` maps to, then, once that
+  // slot has arrived, the first entry of its chain. Hints only: they change
+  // nothing and never fault.
+  void PrefetchSlot(uint64_t hash) const { __builtin_prefetch(Slot(hash)); }
+  void PrefetchChainHead(uint64_t hash) const {
+    if (const Entry* head = *Slot(hash)) __builtin_prefetch(head);
+  }
+
   // Starts a grow or shrink if `keys` calls for one and none is in progress.
   void MaybeResize(size_t keys);
   // Moves one non-empty bucket (looking at most at 10 empty ones).
@@ -118,6 +127,13 @@ class KeyTable {
   void ReleaseRehashed();
   // The bucket of `a` at idx, or nullptr for a t0 bucket already rehashed
   // (empty, its page maybe released).
+  // The slot a lookup of `hash` reads first (the new array's for a bucket of
+  // the old one already rehashed).
+  Entry* const* Slot(uint64_t hash) const {
+    const size_t i0 = hash & (t0_.size - 1);
+    if (!rehashing() || i0 >= rehash_idx_) return &t0_.buckets[i0];
+    return &t1_.buckets[hash & (t1_.size - 1)];
+  }
   Entry** Head(const Array& a, size_t idx) const {
     if (&a == &t0_ && idx < rehash_idx_) return nullptr;
     return &a.buckets[idx];
