@@ -324,6 +324,19 @@ void Server::Execute(Client& c, std::span<const std::string_view> args) {
 namespace {
 // Parked clients waiting for a CLIENT PAUSE to end share this token.
 constexpr uint64_t kPauseToken = ~uint64_t{0};
+
+// A command naming a run of keys (MGET, MSET, DEL, SINTER...) asks for all of
+// them before it looks any up, so their cache misses overlap, as the pipelined
+// look ahead does across commands (Connection::PrefetchAhead). A hint only.
+void PrefetchKeyRun(const CommandSpec& spec, std::span<const std::string_view> args, const Database& db) {
+  if (spec.first_key <= 0 || spec.key_step <= 0 || spec.last_key == spec.first_key) return;
+  const int argc = static_cast<int>(args.size());
+  const int last = spec.last_key < 0 ? argc + spec.last_key : std::min(spec.last_key, argc - 1);
+  std::string_view keys[16];
+  size_t n = 0;
+  for (int i = spec.first_key; i <= last && n < std::size(keys); i += spec.key_step) keys[n++] = args[i];
+  if (n >= 2) db.Prefetch(std::span<const std::string_view>(keys, n));
+}
 }  // namespace
 
 void Server::PauseClients(int64_t end_ms, bool all) {
@@ -442,6 +455,7 @@ bool Server::Call(Client& c, const CommandSpec& called, std::span<const std::str
   call_depth_++;
   ctx.depth = call_depth_;
   int64_t start = MonotonicClock::NowNs();
+  PrefetchKeyRun(spec, args, db(c.db));
   spec.handler(ctx);
   auto took_ns = static_cast<uint64_t>(MonotonicClock::NowNs() - start);
   call_depth_--;
