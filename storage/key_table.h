@@ -125,8 +125,6 @@ class KeyTable {
   bool Rehash(size_t n);
   // Returns pages of t0 behind the rehash cursor to the OS.
   void ReleaseRehashed();
-  // The bucket of `a` at idx, or nullptr for a t0 bucket already rehashed
-  // (empty, its page maybe released).
   // The slot a lookup of `hash` reads first (the new array's for a bucket of
   // the old one already rehashed).
   Entry* const* Slot(uint64_t hash) const {
@@ -134,6 +132,8 @@ class KeyTable {
     if (!rehashing() || i0 >= rehash_idx_) return &t0_.buckets[i0];
     return &t1_.buckets[hash & (t1_.size - 1)];
   }
+  // The bucket of `a` at idx, or nullptr for a t0 bucket already rehashed
+  // (empty, its page maybe released).
   Entry** Head(const Array& a, size_t idx) const {
     if (&a == &t0_ && idx < rehash_idx_) return nullptr;
     return &a.buckets[idx];
