@@ -16,6 +16,8 @@
 //     the chunked run may report "too big ..." first (as Redis would).
 //  3. Every command re-encoded with AppendCommand parses back identically.
 //  4. ReplyWriter::Error never emits a CR or LF inside the line.
+//  5. The pipelined-key look ahead (protocol/pipeline_scan.h) agrees with the
+//     parser: each key it reports is the argv[1] the parser gives that command.
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
@@ -25,6 +27,7 @@
 #include <string_view>
 #include <vector>
 
+#include "protocol/pipeline_scan.h"
 #include "protocol/reply_writer.h"
 #include "protocol/resp_parser.h"
 
@@ -32,6 +35,7 @@
 // get the fuzzer's coverage and ASan/UBSan instrumentation: CMake builds the
 // feedkv_protocol library without them. The library's members are then never
 // pulled in by the linker, so nothing is defined twice.
+#include "protocol/pipeline_scan.cc"  // NOLINT(bugprone-suspicious-include)
 #include "protocol/reply_writer.cc"  // NOLINT(bugprone-suspicious-include)
 #include "protocol/resp_parser.cc"   // NOLINT(bugprone-suspicious-include)
 
@@ -173,5 +177,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (!a.empty()) CheckErrorReply(a[0]);
   }
   if (whole.error) CheckErrorReply(whole.error_text);
+
+  std::string_view keys[16];
+  const size_t n = feedkv::protocol::ScanPipelinedKeys(in, keys);
+  for (size_t i = 0; i < n && i < whole.commands.size(); i++) {
+    Check(whole.commands[i].size() >= 2 && whole.commands[i][1] == keys[i],
+          "the look ahead disagrees with the parser");
+  }
   return 0;
 }
