@@ -42,11 +42,12 @@ class ReplyWriter {
   void Verbatim(std::string_view s, std::string_view fmt = "txt");  // RESP3 =, RESP2 bulk
   void BulkArray(const std::string_view* items, size_t n);
   void Raw(std::string_view s) { out_->append(s); }
+  // A double already formatted: RESP3 ,text  RESP2 bulk (GEOPOS's long-double
+  // text, as Redis's addReplyHumanLongDouble).
+  void FormattedDouble(std::string_view text);
 
  private:
   void Header(char type, int64_t n);
-  // A double already formatted: RESP3 ,text  RESP2 bulk.
-  void FormattedDouble(std::string_view text);
   std::string* out_;
   int resp_;
 };

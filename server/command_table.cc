@@ -63,7 +63,7 @@ CommandTable::CommandTable() {
       FeedCommands(),       FeedReadCommands(),   HashCommands(),     ListCommands(),
       ListPopCommands(),    BitmapCommands(),     ScriptingCommands(), HyperLogLogCommands(), DumpCommands(),
       AclCommands(),        FunctionCommands(),
-      BloomCommands(),      SortCommands(),       PubSubCommands(),
+      BloomCommands(),      SortCommands(),       PubSubCommands(),     GeoCommands(),
       CounterCommands(),    PersistenceCommands(), ClusterCommands(),
       ReplicationCommands(),
   };
@@ -264,6 +264,7 @@ std::vector<std::string_view> AclCategories(const CommandSpec& spec) {
   if (group == "string") r.push_back("string");
   if (group == "bitmap") r.push_back("bitmap");
   if (group == "hyperloglog") r.push_back("hyperloglog");
+  if (group == "geo") r.push_back("geo");
   if (f & kPubSub) r.push_back("pubsub");
   if ((f & kAdmin) || (f & kAclAdmin)) r.push_back("admin");
   if (f & kFast) {

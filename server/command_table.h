@@ -258,6 +258,7 @@ std::span<const CommandSpec> AclCommands();
 std::span<const CommandSpec> FunctionCommands();
 std::span<const CommandSpec> HyperLogLogCommands();
 std::span<const CommandSpec> BloomCommands();
+std::span<const CommandSpec> GeoCommands();
 std::span<const CommandSpec> SortCommands();
 std::span<const CommandSpec> PubSubCommands();
 std::span<const CommandSpec> DumpCommands();

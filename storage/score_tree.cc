@@ -294,8 +294,9 @@ size_t ScoreTree::Rank(double score, std::string_view member) const {
   return CountWhile([&](double s, std::string_view m) { return Compare(s, m, score, member) < 0; });
 }
 
-size_t ScoreTree::CountWhileSlow(const void* ctx, bool (*before)(const void*, double, std::string_view)) const {
-  size_t rank = 0;
+const ScoreTree::Leaf* ScoreTree::DescendWhile(const void* ctx, bool (*before)(const void*, double, std::string_view),
+                                               size_t* rank, uint32_t* pos) const {
+  *rank = 0;
   const Node* n = root_;
   while (!n->leaf) {
     const auto* in = static_cast<const Inner*>(n);
@@ -312,7 +313,7 @@ size_t ScoreTree::CountWhileSlow(const void* ctx, bool (*before)(const void*, do
       }
     }
     const uint32_t idx = lo - 1;
-    for (uint32_t i = 0; i < idx; ++i) rank += in->sizes[i];
+    for (uint32_t i = 0; i < idx; ++i) *rank += in->sizes[i];
     n = in->child[idx];
   }
   const auto* lf = static_cast<const Leaf*>(n);
@@ -325,7 +326,29 @@ size_t ScoreTree::CountWhileSlow(const void* ctx, bool (*before)(const void*, do
       hi = mid;
     }
   }
-  return rank + lo;
+  *pos = lo;
+  return lf;
+}
+
+size_t ScoreTree::CountWhileSlow(const void* ctx, bool (*before)(const void*, double, std::string_view)) const {
+  size_t rank;
+  uint32_t pos;
+  DescendWhile(ctx, before, &rank, &pos);
+  return rank + pos;
+}
+
+ScoreTree::Cursor ScoreTree::SeekWhileSlow(const void* ctx,
+                                           bool (*before)(const void*, double, std::string_view)) const {
+  size_t rank;
+  uint32_t pos;
+  const Leaf* lf = DescendWhile(ctx, before, &rank, &pos);
+  // Past this leaf's last item: the boundary is the next item, at the start of the
+  // next non-empty leaf (a later separator was not `before`).
+  while (lf != nullptr && pos >= lf->count) {
+    lf = lf->next;
+    pos = 0;
+  }
+  return lf == nullptr ? Cursor{} : Cursor{lf, pos};
 }
 
 ScoreTree::Cursor ScoreTree::Seek(size_t rank) const {

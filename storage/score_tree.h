@@ -57,6 +57,10 @@ class ScoreTree {
   };
   // The item at `rank`; invalid cursor when rank >= size().
   Cursor Seek(size_t rank) const;
+  // The first item for which before(score, member) is false (monotone as for
+  // CountWhile): one descent, where CountWhile + Seek take two. Invalid when none.
+  template <class Pred>
+  Cursor SeekWhile(Pred&& before) const;
   static const char* ItemAt(const Cursor& c);
   static void Next(Cursor* c);
   static void Prev(Cursor* c);
@@ -87,6 +91,11 @@ class ScoreTree {
   static size_t NodeSize(const Node* n);
   void FreeNode(Node* n);
   size_t CountWhileSlow(const void* pred_ctx, bool (*pred)(const void*, double, std::string_view)) const;
+  Cursor SeekWhileSlow(const void* pred_ctx, bool (*pred)(const void*, double, std::string_view)) const;
+  // Descends to the leaf where `before` stops holding: *rank counts the items in the
+  // leaves left of it, *pos the leaf's own items that `before` holds for.
+  const Leaf* DescendWhile(const void* ctx, bool (*before)(const void*, double, std::string_view), size_t* rank,
+                           uint32_t* pos) const;
 
   Node* root_;
   size_t size_ = 0;
@@ -101,6 +110,14 @@ size_t ScoreTree::CountWhile(Pred&& before) const {
     return (*static_cast<const std::remove_reference_t<Pred>*>(ctx))(s, m);
   };
   return CountWhileSlow(&before, thunk);
+}
+
+template <class Pred>
+ScoreTree::Cursor ScoreTree::SeekWhile(Pred&& before) const {
+  auto thunk = [](const void* ctx, double s, std::string_view m) {
+    return (*static_cast<const std::remove_reference_t<Pred>*>(ctx))(s, m);
+  };
+  return SeekWhileSlow(&before, thunk);
 }
 
 }  // namespace feedkv

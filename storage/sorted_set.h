@@ -101,6 +101,10 @@ class SortedSetValue final : public Object {
   // when `reverse`. REQUIRES: lo <= hi < size(). f must not change the set.
   template <class F>
   void ForRanks(size_t lo, size_t hi, bool reverse, F&& f) const;
+  // Calls f(const ZEntry&) for the members with score >= min, ascending, until f
+  // returns false (GEO's cell ranges: one seek, then a walk).
+  template <class F>
+  void ForScoresFrom(double min, F&& f) const;
   template <class F>
   void ForEach(F&& f) const {
     if (!empty()) ForRanks(0, size() - 1, false, f);
@@ -148,6 +152,23 @@ size_t SortedSetValue::CountWhile(Pred&& before) const {
     if (!before(zset_item::Score(buf_ + off), zset_item::Member(buf_ + off))) break;
   }
   return n;
+}
+
+template <class F>
+void SortedSetValue::ForScoresFrom(double min, F&& f) const {
+  if (tree_) {
+    ScoreTree::Cursor c = tree_->order.SeekWhile([min](double s, std::string_view) { return s < min; });
+    for (; c.valid(); ScoreTree::Next(&c)) {
+      const char* it = ScoreTree::ItemAt(c);
+      if (!f(ZEntry{zset_item::Member(it), zset_item::Score(it)})) return;
+    }
+    return;
+  }
+  for (size_t off = 0; off < bytes_; off += zset_item::Size(buf_ + off)) {
+    const double score = zset_item::Score(buf_ + off);
+    if (score < min) continue;
+    if (!f(ZEntry{zset_item::Member(buf_ + off), score})) return;
+  }
 }
 
 template <class F>

@@ -15,8 +15,9 @@ namespace feedkv::server {
 
 // Replaces `dest` with `result` of `size` members, or deletes it when `result` is
 // null (an empty result), as Redis; returns the stored size. Only `dest` is touched
-// for WATCH; the keyspace event is the command's name in class `event_class`.
+// for WATCH; the keyspace event is `event` (default: the command's name) in class
+// `event_class`.
 size_t StoreResult(CommandContext& ctx, std::string_view dest, std::unique_ptr<Object> result, size_t size,
-                   int event_class);
+                   int event_class, std::string_view event = {});
 
 }  // namespace feedkv::server

@@ -136,10 +136,11 @@ StatusOr<std::vector<std::pair<std::string, double>>> Pop(CommandContext& ctx, s
   return popped;
 }
 
-size_t Store(CommandContext& ctx, std::string_view dest, std::unique_ptr<SortedSetValue> result) {
+size_t Store(CommandContext& ctx, std::string_view dest, std::unique_ptr<SortedSetValue> result,
+             std::string_view event) {
   if (result != nullptr && result->empty()) result.reset();
   const size_t n = result == nullptr ? 0 : result->size();
-  return StoreResult(ctx, dest, std::move(result), n, kNotifyZset);
+  return StoreResult(ctx, dest, std::move(result), n, kNotifyZset, event);
 }
 
 }  // namespace feedkv::server::zset_ops

@@ -68,7 +68,9 @@ StatusOr<size_t> RemoveInRange(CommandContext& ctx, std::string_view key, const 
 StatusOr<std::vector<std::pair<std::string, double>>> Pop(CommandContext& ctx, std::string_view key, bool max,
                                                           size_t count, bool log_count);
 // The *STORE commands: replaces `dest` with `result`, or deletes it when `result` is
-// null or empty; returns the stored size. Only `dest` is touched.
-size_t Store(CommandContext& ctx, std::string_view dest, std::unique_ptr<SortedSetValue> result);
+// null or empty; returns the stored size. Only `dest` is touched. The keyspace
+// event is `event`, by default the command's name.
+size_t Store(CommandContext& ctx, std::string_view dest, std::unique_ptr<SortedSetValue> result,
+             std::string_view event = {});
 
 }  // namespace feedkv::server::zset_ops
