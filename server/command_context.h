@@ -137,7 +137,14 @@ class CommandContext {
 
 // Parses a double as Redis does (accepts inf, rejects nan and trailing junk).
 bool ParseDouble(std::string_view s, double* out);
-// Case-insensitive ASCII comparison.
-bool EqualsIgnoreCase(std::string_view a, std::string_view b);
+// Case-insensitive ASCII comparison. Inline: option parsers call it once per
+// keyword they try, for every argument.
+inline bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); i++) {
+    if (LowerAscii(a[i]) != LowerAscii(b[i])) return false;
+  }
+  return true;
+}
 
 }  // namespace feedkv::server

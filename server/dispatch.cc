@@ -60,14 +60,6 @@ bool ParseDouble(std::string_view s, double* out) {
   return true;
 }
 
-bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return false;
-  for (size_t i = 0; i < a.size(); i++) {
-    if (LowerAscii(a[i]) != LowerAscii(b[i])) return false;
-  }
-  return true;
-}
-
 CommandContext::CommandContext(Server& s, Client& c, const CommandSpec& sp,
                                std::span<const std::string_view> a, bool log)
     : server(s), client(c), spec(sp), args(a), reply(&c.out, c.resp), from_log(log) {}

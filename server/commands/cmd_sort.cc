@@ -23,6 +23,7 @@
 #include "protocol/error_text.h"
 #include "server/command_context.h"
 #include "server/ops/list_ops.h"
+#include "server/ops/partial_quicksort.h"
 #include "server/server.h"
 #include "storage/database.h"
 #include "storage/hash_value.h"
@@ -200,9 +201,19 @@ void SortGeneric(CommandContext& ctx, bool readonly) {
       } else {
         c = bytes_order ? CompareBytes(a.element, b.element) : Collate(a.element, b.element);
       }
-      return (desc ? -c : c) < 0;
+      return desc ? -c : c;
     };
-    std::stable_sort(items.begin(), items.end(), compare);
+    // As Redis: a BY sort with a LIMIT window sorts only the window, with its partial
+    // quicksort, which decides the order of ties (ALPHA BY values that compare
+    // equal); any other sort is its qsort, glibc's stable merge sort.
+    if (sortby && (start != 0 || end != n - 1)) {
+      if (start <= end) {
+        PartialQuickSort(items, static_cast<size_t>(start), static_cast<size_t>(end), compare);
+      }
+    } else {
+      std::stable_sort(items.begin(), items.end(),
+                       [&](const SortItem& a, const SortItem& b) { return compare(a, b) < 0; });
+    }
   }
   if (conversion_error) return ctx.Error(protocol::err::kSortNotDouble);
 
