@@ -104,9 +104,9 @@ void FreeEntry(Entry* e) {
 
 // Builds a string entry by the one encoding rule: int if canonical, embedded
 // if short, raw otherwise.
-Entry* MakeStringEntry(std::string_view key, std::string_view value, int64_t expire_ms) {
+Entry* MakeStringEntry(std::string_view key, std::string_view value, int64_t expire_ms, bool int_encode) {
   int64_t iv;
-  if (ParseCanonicalInt64(value, &iv)) {
+  if (int_encode && ParseCanonicalInt64(value, &iv)) {
     Entry* e = AllocEntry(key, expire_ms, ValueType::kString, kEncInt, {});
     e->v.i = iv;
     return e;
@@ -236,11 +236,11 @@ void Database::RemoveLink(Entry** link) {
 }
 
 Entry* Database::SetString(std::string_view key, std::string_view value, int64_t expire_ms,
-                           bool keep_ttl) {
+                           bool keep_ttl, bool int_encode) {
   Entry** link = LinkFor(key);
   if (keep_ttl && *link != nullptr && (*link)->has_expire) expire_ms = (*link)->expire_ms();
   // `value` may point into the old entry (APPEND, SETRANGE); build first.
-  Entry* fresh = MakeStringEntry(key, value, expire_ms);
+  Entry* fresh = MakeStringEntry(key, value, expire_ms, int_encode);
   return Replace(link, fresh);
 }
 

@@ -125,8 +125,10 @@ class Database {
   // Strings. A value is stored as int, embedded or raw by one rule (StoreString).
   // SetString keeps the current expire when keep_ttl, else replaces it with
   // `expire_ms` (kNoExpire for none). Returns the entry (which may move).
+  // !int_encode keeps an integer-looking value as text, as Redis's INCRBYFLOAT
+  // leaves its result (OBJECT ENCODING "embstr", not "int").
   Entry* SetString(std::string_view key, std::string_view value, int64_t expire_ms,
-                   bool keep_ttl);
+                   bool keep_ttl, bool int_encode = true);
   Entry* SetInteger(std::string_view key, int64_t value, int64_t expire_ms, bool keep_ttl);
   // The string value; `scratch` backs int-encoded values.
   static std::string_view StringValue(const Entry* e, std::string* scratch);

@@ -135,6 +135,16 @@ void SortGeneric(CommandContext& ctx, bool readonly) {
     sortby.reset();
   }
 
+  // Redis 7.0 converts a listpack sorted set to skiplist before it sorts it, SORT_RO
+  // too; OBJECT ENCODING shows it afterwards.
+  if (type == ValueType::kZset) {
+    auto* z = static_cast<SortedSetValue*>(Database::GetObject(e));
+    if (z->is_listpack()) {
+      z->ConvertToSkiplist();
+      ctx.db().UpdateObjectMemory(e);
+    }
+  }
+
   // The elements, in the key's own order (a sorted set's by score).
   std::vector<SortItem> items;
   if (e != nullptr) {

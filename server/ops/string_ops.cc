@@ -117,7 +117,7 @@ StatusOr<std::string> IncrByFloat(CommandContext& ctx, std::string_view key, std
     return Status::OutOfRange(protocol::err::Message(protocol::err::kIncrNaN));
   }
   std::string text = FormatLongDouble(value);
-  ctx.db().SetString(key, text, kNoExpire, true);
+  ctx.db().SetString(key, text, kNoExpire, true, /*int_encode=*/false);
   ctx.Dirty();
   ctx.Notify(kNotifyString, "incrbyfloat", key);
   ctx.PropagateAs({"SET", std::string(key), text, "KEEPTTL"});

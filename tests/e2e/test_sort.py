@@ -114,6 +114,20 @@ def test_command_info_of_sort(server, redis7_server):
     assert info(server) == info(redis7_server)
 
 
+def test_sort_turns_a_listpack_sorted_set_into_a_skiplist_as_redis(server):
+    # Redis 7.0 converts the sorted set it sorts, SORT_RO too (sort.c: "Destructively
+    # convert encoded sorted sets for SORT"); OBJECT ENCODING shows it after.
+    c = server.raw()
+    c.cmd("ZADD", "z1", "1", "a", "2", "b")
+    c.cmd("ZADD", "z2", "1", "3", "2", "1")
+    assert c.cmd("OBJECT", "ENCODING", "z1") == b"listpack"
+    assert c.cmd("SORT_RO", "z1", "ALPHA") == [b"a", b"b"]
+    assert c.cmd("SORT", "z2", "DESC") == [b"3", b"1"]
+    assert c.cmd("OBJECT", "ENCODING", "z1") == b"skiplist"
+    assert c.cmd("OBJECT", "ENCODING", "z2") == b"skiplist"
+    assert c.cmd("ZRANGE", "z1", "0", "-1", "WITHSCORES") == [b"a", b"1", b"b", b"2"]
+
+
 def test_watch_sees_a_sort_store(server):
     c = server.client()
     c.rpush("src", 3, 1, 2)

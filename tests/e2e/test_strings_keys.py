@@ -203,6 +203,17 @@ def test_object_encoding_names_strings_by_length_as_redis(r):
     assert r.get("r45") == "x" * 45 and r.object("encoding", "r45") == "raw"
 
 
+def test_incrbyfloat_leaves_its_result_as_text_as_redis(r):
+    # Redis stores INCRBYFLOAT's result as a string object without trying an integer
+    # encoding: "100" after INCRBYFLOAT is embstr, after SET int; INCR makes it int.
+    r.set("f", "99.5")
+    assert r.incrbyfloat("f", "0.5") == 100.0
+    assert r.get("f") == "100" and r.object("encoding", "f") == "embstr"
+    r.set("g", "100")
+    assert r.object("encoding", "g") == "int"
+    assert r.incr("f") == 101 and r.object("encoding", "f") == "int"
+
+
 def test_incr_family(r):
     assert r.incr("c") == 1
     assert r.incr("c") == 2
