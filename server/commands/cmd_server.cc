@@ -1,5 +1,5 @@
 // Server commands: INFO, CONFIG, DBSIZE, FLUSHDB, FLUSHALL, SWAPDB, TIME,
-// SHUTDOWN, SLOWLOG, LATENCY, MONITOR, ROLE, WAIT.
+// SHUTDOWN, SLOWLOG, LATENCY, MONITOR, ROLE, WAIT, LOLWUT.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -11,6 +11,7 @@
 #include "server/replication/replication.h"
 #include "server/script_engine.h"
 #include "server/server.h"
+#include "server/startup.h"
 
 namespace feedkv::server {
 
@@ -352,6 +353,18 @@ void Latency(CommandContext& ctx) {
   }
 }
 
+// LOLWUT [VERSION version]: the version line Redis 7 answers for its own version
+// (lolwutUnstableCommand). VERSION 5 and 6 draw generative art in Redis; feedkv
+// answers the version line for them too: the art is random in Redis, and no
+// client reads it.
+void Lolwut(CommandContext& ctx) {
+  if (ctx.argc() >= 3 && EqualsIgnoreCase(ctx.arg(1), "version")) {
+    int64_t version;
+    if (!ctx.IntArg(2, &version)) return;
+  }
+  ctx.reply.Verbatim(std::string("Redis ver. ") + kRedisCompatVersion + "\n");
+}
+
 void Monitor(CommandContext& ctx) {
   if (ctx.client.monitor) return;
   ctx.client.monitor = true;
@@ -394,6 +407,7 @@ const SubcommandSpec kLatencySubs[] = {
 };
 
 const CommandSpec kCommands[] = {
+    {"lolwut", -1, kReadOnly | kFast, 0, 0, 0, Lolwut, "Display some computer art and the Redis version", "server"},
     {"info", -1, kLoading | kStale | kAclDangerous, 0, 0, 0, Info, "Get information and statistics about the server", "server"},
     {"config", -2, 0, 0, 0, 0, ConfigCmd, "A container for server configuration commands", "server",
      kConfigSubs},

@@ -599,3 +599,13 @@ def test_shutdown_plain_exits_zero(server, raw):
     c.send_command("SHUTDOWN")
     assert c.closed_by_server(timeout=10)
     assert server.wait_exit(timeout=20) == 0
+
+
+def test_lolwut_answers_the_version_line_as_redis(server):
+    # Redis 7's LOLWUT for its own version is one verbatim line; VERSION takes an integer.
+    c = server.raw()
+    version = server.client().info("server")["redis_version"]
+    assert c.cmd("LOLWUT") == f"Redis ver. {version}\n".encode()
+    assert c.cmd("LOLWUT", "VERSION", "abc") == RespError("ERR value is not an integer or out of range")
+    c.cmd("HELLO", "3")
+    assert c.cmd("LOLWUT", "anything") == f"Redis ver. {version}\n".encode()
