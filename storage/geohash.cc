@@ -49,38 +49,24 @@ uint64_t ScoreBits(double score) {
   return 1ULL << 63;
 }
 
-// One cell east (+1) or west (-1): the longitude bits (odd positions) count up or
-// down, wrapping within the step.
-void MoveLon(HashBits* h, int d) {
-  uint64_t lon = h->bits & 0xAAAAAAAAAAAAAAAAULL;
-  const uint64_t lat = h->bits & 0x5555555555555555ULL;
-  const uint64_t fill = 0x5555555555555555ULL >> (64 - h->step * 2);
-  if (d > 0) {
-    lon += fill + 1;
-  } else {
-    lon = (lon | fill) - (fill + 1);
-  }
-  lon &= 0xAAAAAAAAAAAAAAAAULL >> (64 - h->step * 2);
-  h->bits = lon | lat;
-}
+constexpr uint64_t kLonBits = 0xAAAAAAAAAAAAAAAAULL;  // odd positions
+constexpr uint64_t kLatBits = 0x5555555555555555ULL;  // even positions
 
-// One cell north (+1) or south (-1): the latitude bits (even positions).
-void MoveLat(HashBits* h, int d) {
-  const uint64_t lon = h->bits & 0xAAAAAAAAAAAAAAAAULL;
-  uint64_t lat = h->bits & 0x5555555555555555ULL;
-  const uint64_t fill = 0xAAAAAAAAAAAAAAAAULL >> (64 - h->step * 2);
-  if (d > 0) {
-    lat += fill + 1;
-  } else {
-    lat = (lat | fill) - (fill + 1);
-  }
-  lat &= 0x5555555555555555ULL >> (64 - h->step * 2);
-  h->bits = lon | lat;
+// One cell along the axis whose bits are `axis` (kLonBits: east/west, kLatBits:
+// north/south), +1 or -1, wrapping within the step. The other axis's bits are
+// filled with ones so that the carry or borrow runs through them.
+void MoveAlong(HashBits* h, uint64_t axis, int d) {
+  const uint64_t shift = 64 - h->step * 2;
+  const uint64_t other = h->bits & ~axis;
+  const uint64_t fill = ~axis >> shift;
+  uint64_t own = h->bits & axis;
+  own = d > 0 ? own + (fill + 1) : (own | fill) - (fill + 1);
+  h->bits = (own & (axis >> shift)) | other;
 }
 
 HashBits Moved(HashBits h, int east, int north) {
-  if (east != 0) MoveLon(&h, east);
-  if (north != 0) MoveLat(&h, north);
+  if (east != 0) MoveAlong(&h, kLonBits, east);
+  if (north != 0) MoveAlong(&h, kLatBits, north);
   return h;
 }
 

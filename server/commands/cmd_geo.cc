@@ -325,17 +325,17 @@ void GeoSearchGeneric(CommandContext& ctx, size_t src_index, int flags) {
     }
   }
 
-  const std::string name(ctx.arg(0));  // as typed: Redis echoes argv[0]
   if (has_store && (withdist || withhash || withcoord)) {
     return ctx.Error(std::string("ERR ") +
                      ((flags & kSearchStore) ? "GEOSEARCHSTORE" : "STORE option in GEORADIUS") +
                      " is not compatible with WITHDIST, WITHHASH and WITHCOORD options");
   }
   if ((flags & kSearch) && !(frommember || fromlonlat)) {
-    return ctx.Error("ERR exactly one of FROMMEMBER or FROMLONLAT can be specified for " + name);
+    // Redis echoes argv[0] as typed.
+    return ctx.Error("ERR exactly one of FROMMEMBER or FROMLONLAT can be specified for " + std::string(ctx.arg(0)));
   }
   if ((flags & kSearch) && !(byradius || bybox)) {
-    return ctx.Error("ERR exactly one of BYRADIUS and BYBOX can be specified for " + name);
+    return ctx.Error("ERR exactly one of BYRADIUS and BYBOX can be specified for " + std::string(ctx.arg(0)));
   }
   if (any && count == 0) return ctx.Error(kAnyNeedsCount);
 

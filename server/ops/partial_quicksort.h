@@ -73,11 +73,34 @@ void Sort(std::vector<T>& v, size_t a, size_t n, size_t lo, size_t hi, Cmp& cmp)
     swap_run(a, pb - r, r);
     r = std::min(pd - pc, end - pd - 1);
     swap_run(pb, end - r, r);
-    if ((r = pb - pa) > 1 && overlaps(a, r)) Sort(v, a, r, lo, hi, cmp);
-    if ((r = pd - pc) <= 1) return;
-    a = end - r;
-    n = r;
-    if (!overlaps(a, n)) return;
+    // The two unsorted parts, less than and greater than the pivot; each is sorted
+    // only if it holds part of lo..hi. They are disjoint, so the order they are
+    // sorted in changes nothing: the smaller one recurses and the larger one loops,
+    // so the stack stays O(log n) even on input chosen to make partitions lopsided
+    // (Redis recurses into the first part whatever its size).
+    const size_t left_n = pb - pa, right_n = pd - pc;
+    const bool left = left_n > 1 && overlaps(a, left_n);
+    const bool right = right_n > 1 && overlaps(end - right_n, right_n);
+    const size_t left_a = a, right_a = end - right_n;
+    if (left && right) {
+      if (left_n <= right_n) {
+        Sort(v, left_a, left_n, lo, hi, cmp);
+        a = right_a;
+        n = right_n;
+      } else {
+        Sort(v, right_a, right_n, lo, hi, cmp);
+        a = left_a;
+        n = left_n;
+      }
+    } else if (left) {
+      a = left_a;
+      n = left_n;
+    } else if (right) {
+      a = right_a;
+      n = right_n;
+    } else {
+      return;
+    }
   }
 }
 
