@@ -167,6 +167,17 @@ inline constexpr char kTimeoutNegative[] = "ERR timeout is negative";
 inline constexpr char kTimeoutNotInteger[] = "ERR timeout is not an integer or out of range";
 inline constexpr char kUnknownClientType[] = "ERR Unknown client type '{}'";
 inline constexpr char kUnknownCommand[] = "ERR unknown command '{}', with args beginning with: {}";
+// DEBUG LOADAOF inside MULTI while the AOF writer has not caught up.
+inline constexpr char kLoadAofCannotWait[] =
+    "ERR DEBUG LOADAOF cannot wait for the AOF to be written here (inside MULTI); run it alone";
+// DEBUG PROTOCOL.
+inline constexpr char kDebugPushResp2[] = "ERR RESP2 is not supported by this command";
+inline constexpr char kDebugProtocolType[] =
+    "ERR Wrong protocol type name. Please use one of the following: "
+    "string|integer|double|bignum|null|array|set|map|attrib|push|verbatim|true|false";
+// DEBUG QUICKLIST-PACKED-THRESHOLD with a size Redis refuses.
+inline constexpr char kPackedThresholdRange[] =
+    "ERR argument must be a memory value bigger than 1 and smaller than 4gb";
 inline constexpr char kUnknownDebugSubcommand[] =
     "ERR unknown subcommand or wrong number of arguments for '{}'. Try DEBUG HELP.";
 inline constexpr char kUnknownSubcommand[] = "ERR unknown subcommand '{}'. Try {} HELP.";

@@ -22,6 +22,10 @@ struct AclUser;
 struct WatchedKey {
   int db;
   std::string key;
+  // The key is logically expired but still there (a SWAPDB brought it in): as
+  // Redis's watchedKey.expired, its deletion is no change, and EXEC's check
+  // for keys that expired since WATCH skips it.
+  bool expired = false;
 };
 
 struct Client {

@@ -254,8 +254,17 @@ void Server::Execute(Client& c, std::span<const std::string_view> args) {
     reject(protocol::err::kOom);
     return;
   }
+  // An EXEC counts as a write if a queued command writes, and as refused on a
+  // stale replica if a queued one is (Redis's mstate.cmd_flags / cmd_inv_flags).
+  bool queued_write = false, queued_not_stale = false;
+  if (c.in_multi && spec->name == "exec") {
+    c.queued.ForEach([&](const CommandSpec& q, std::span<const std::string_view>) {
+      queued_write = queued_write || (q.flags & kWrite) != 0;
+      queued_not_stale = queued_not_stale || (q.flags & kStale) == 0;
+    });
+  }
   // Replication's gates, in Redis's order (server/replication/replication.h).
-  if (replication_ != nullptr && (spec->flags & kWrite)) {
+  if (replication_ != nullptr && ((spec->flags & kWrite) || queued_write)) {
     if (replica_mode_) {
       st.rejected_calls++;
       reject(protocol::err::kReadOnlyReplica);
@@ -267,7 +276,7 @@ void Server::Execute(Client& c, std::span<const std::string_view> args) {
       return;
     }
   }
-  if (replica_mode_ && !(spec->flags & kStale) && !replication_->ServesStaleData()) {
+  if (replica_mode_ && (!(spec->flags & kStale) || queued_not_stale) && !replication_->ServesStaleData()) {
     st.rejected_calls++;
     reject(protocol::err::kMasterDown);
     return;
@@ -334,11 +343,13 @@ void PrefetchKeyRun(const CommandSpec& spec, std::span<const std::string_view> a
 void Server::PauseClients(int64_t end_ms, bool all) {
   pause_end_ms_ = std::max(pause_end_ms_, end_ms);
   pause_all_ = pause_all_ || all;
+  UpdateExpiredKeysStay();
 }
 
 void Server::UnpauseClients() {
   pause_end_ms_ = 0;
   pause_all_ = false;
+  UpdateExpiredKeysStay();
   waiting_.AsyncDone(kPauseToken);
 }
 

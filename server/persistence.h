@@ -58,6 +58,11 @@ class Persistence {
   int64_t last_save_unix() const { return last_save_ms_ / 1000; }
   // DEBUG RELOAD: save, empty the dataset, load the snapshot back.
   Status Reload(bool save);
+  // DEBUG LOADAOF: empties the dataset and loads what a restart would: the
+  // snapshot, then the log after it (with the log off, the snapshot alone,
+  // which is what BGREWRITEAOF writes then). REQUIRES: the log is written up
+  // to the journal's end.
+  Status ReloadFromLog();
 
   // --- for replication ---
   // The live log as its readers see it (one for the process's life).

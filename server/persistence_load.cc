@@ -204,4 +204,31 @@ Status Persistence::Reload(bool save) {
   return LoadSnapshot(rdb_path(), &h);
 }
 
+Status Persistence::ReloadFromLog() {
+  if (!log_on()) return Reload(false);
+  const aof::Manifest m = tail_->state().manifest;
+  if (m.segments.empty()) return Status::Corruption("the AOF manifest names no segment");
+  aof::Position from{m.segments.front().seq, 0};
+  rdb::Header h;
+  const aof::SegmentInfo* seg = nullptr;
+  if (env_->FileExists(rdb_path()) && rdb::ReadHeaderFile(env_, rdb_path(), &h).ok() &&
+      h.aof_lineage == m.lineage) {
+    seg = SegmentHolding(m, h.aof_offset);
+  }
+  if (seg == nullptr && m.segments.front().start != 0) {
+    return Status::Corruption("no snapshot belongs to the AOF and the AOF no longer starts at offset 0");
+  }
+  server_.SignalFlushed(-1);
+  server_.dataset().Clear();
+  if (seg != nullptr) {
+    Status s = LoadSnapshot(rdb_path(), &h);
+    if (!s.ok()) return s;
+    from = {seg->seq, h.aof_offset - seg->start};
+  }
+  aof::LogReport report;
+  Status s = ReplayAof(m, from, &report);
+  if (s.ok()) server_.Log(3, "Append Only File loaded by DEBUG LOADAOF");
+  return s;
+}
+
 }  // namespace feedkv::server

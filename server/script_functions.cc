@@ -21,6 +21,7 @@ extern "C" {
 }
 
 #include "protocol/error_text.h"
+#include "server/command_context.h"
 #include "server/monotonic_clock.h"
 #include "server/script_engine.h"
 #include "server/script_values.h"
@@ -232,7 +233,7 @@ bool ScriptEngine::RunLibraryCode(std::string_view code, FunctionLibrary* lib, s
 bool ScriptEngine::LoadLibrary(std::string_view code, bool replace, std::string* name, std::string* error) {
   std::string engine;
   if (!ParseMetadata(code, &engine, name, error)) return false;
-  if (engine != "lua") {
+  if (!EqualsIgnoreCase(engine, "lua")) {  // Redis matches engine names in any case
     *error = fmt::format(protocol::err::kFunctionEngineNotFound, engine);
     return false;
   }

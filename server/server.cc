@@ -52,7 +52,7 @@ Server::Server(boost::asio::io_context& io, Config config)
     // An expiry is a change like any other: log it as a DEL so replay and
     // replicas never depend on clocks.
     EmitChange(db.index(), {"DEL", std::string(key)});
-    TouchKey(db.index(), key);
+    TouchKey(db.index(), key, /*by_server=*/true);
     NotifyKeyspaceEvent(kNotifyExpired, "expired", key, db.index());
   });
   ApplyAccessPolicy();
@@ -90,9 +90,17 @@ void Server::set_cold_tier(std::unique_ptr<ColdTier> t) {
 
 void Server::set_replica_mode(bool on) {
   replica_mode_ = on;
+  UpdateExpiredKeysStay();
+}
+
+void Server::UpdateExpiredKeysStay() {
   // A replica keeps expired keys until its master's DEL arrives (reads see
-  // them as missing), as Redis's replicas do.
-  for (int i = 0; i < dataset_.num_dbs(); i++) dataset_.db(i).set_expired_keys_stay(on);
+  // them as missing), as Redis's replicas do; so does any node during CLIENT
+  // PAUSE, whose dataset holds still (Redis's expireIfNeeded).
+  const bool stay = replica_mode_ || (pause_end_ms_ != 0 && NowMs() < pause_end_ms_);
+  if (stay == expired_keys_stay_) return;
+  expired_keys_stay_ = stay;
+  for (int i = 0; i < dataset_.num_dbs(); i++) dataset_.db(i).set_expired_keys_stay(stay);
 }
 
 void Server::Log(int level, std::string_view msg) {
@@ -383,12 +391,37 @@ void Server::UnwatchAll(Client& c) {
   c.watch_dirty = false;
 }
 
-void Server::TouchKey(int db, std::string_view key) {
-  if (tracking_.active()) tracking_.InvalidateKey(key, executing_client_);
+namespace {
+
+WatchedKey* FindWatch(Client& c, int db, std::string_view key) {
+  for (WatchedKey& w : c.watched) {
+    if (w.db == db && w.key == key) return &w;
+  }
+  return nullptr;
+}
+
+bool KeyIsExpired(const Database& db, std::string_view key, int64_t now_ms) {
+  const Entry* e = db.Find(key);
+  return e != nullptr && e->has_expire && e->expire_ms() <= now_ms;
+}
+
+}  // namespace
+
+void Server::TouchKey(int db, std::string_view key, bool by_server) {
+  if (tracking_.active()) tracking_.InvalidateKey(key, by_server ? 0 : executing_client_);
   if (watched_.empty()) return;
   auto it = watched_.find(std::make_pair(db, std::string(key)));
   if (it == watched_.end()) return;
-  for (Client* c : it->second) c->watch_dirty = true;
+  for (Client* c : it->second) {
+    WatchedKey* w = FindWatch(*c, db, key);
+    if (w != nullptr && w->expired) {
+      // Watched while already expired (Redis's touchWatchedKey): its deletion
+      // is no change, and neither is anything else done to it.
+      if (this->db(db).Find(key) == nullptr) w->expired = false;
+      continue;
+    }
+    c->watch_dirty = true;
+  }
 }
 
 void Server::SignalFlushed(int db) {
@@ -400,15 +433,29 @@ void Server::SignalFlushed(int db) {
 
 void Server::TouchWatchedInDb(int emptied, int replaced_with) {
   // Find, not Lookup: a key present but logically expired still changes
-  // (the watcher saw it live: WATCH drops keys already expired).
+  // (the watcher saw it live: WATCH drops keys already expired). The rules
+  // for stale keys are Redis's touchAllWatchedKeysInDb.
+  const int64_t now = NowMs();
   for (auto it = watched_.lower_bound(std::make_pair(emptied, std::string()));
        it != watched_.end() && it->first.first == emptied; ++it) {
     const std::string& key = it->first.second;
-    if (db(emptied).Find(key) == nullptr &&
-        (replaced_with < 0 || db(replaced_with).Find(key) == nullptr)) {
-      continue;
+    const bool in_emptied = db(emptied).Find(key) != nullptr;
+    const bool in_replacement = replaced_with >= 0 && db(replaced_with).Find(key) != nullptr;
+    if (!in_emptied && !in_replacement) continue;
+    for (Client* c : it->second) {
+      WatchedKey* w = FindWatch(*c, emptied, key);
+      if (w != nullptr && w->expired) {
+        if (!in_replacement) {  // the stale key goes: no logical change
+          w->expired = false;
+          continue;
+        }
+        if (KeyIsExpired(db(replaced_with), key, now)) continue;  // stale stays stale
+      } else if (w != nullptr && !in_emptied && KeyIsExpired(db(replaced_with), key, now)) {
+        w->expired = true;  // nothing replaced with a stale key: still nothing
+        continue;
+      }
+      c->watch_dirty = true;
     }
-    for (Client* c : it->second) c->watch_dirty = true;
   }
 }
 
@@ -466,6 +513,7 @@ void Server::ApplyAccessPolicy() {
 void Server::Cron() {
   int64_t now = NowMs();
   access_clock_.Tick(now);  // as Redis's server.lruclock: hz times a second
+  if (expired_keys_stay_ && !replica_mode_) UpdateExpiredKeysStay();  // a pause that timed out
   tracking_.Cron();
   // Active expiry: a bounded walk per database per tick (and at most one rehash step).
   // None during CLIENT PAUSE, as Redis: a failover sees a dataset that holds still.

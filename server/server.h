@@ -272,8 +272,10 @@ class Server {
   void Watch(Client& c, int db, std::string_view key);
   void UnwatchAll(Client& c);
   // A key changed (Redis's signalModifiedKey): its watchers fail EXEC and its
-  // client-side caches are invalidated.
-  void TouchKey(int db, std::string_view key);
+  // client-side caches are invalidated. `by_server`: the server changed it (an
+  // expiry), not the running client, so NOLOOP does not hide the invalidation
+  // from that client (Redis's signalModifiedKey(NULL, ...)).
+  void TouchKey(int db, std::string_view key, bool by_server = false);
   // Whether TouchKey has anyone to tell.
   bool KeyChangesObserved() const { return !watched_.empty() || tracking_.active(); }
   // Database `db` (-1: every one) is about to be emptied (FLUSHDB, FLUSHALL, a
@@ -471,6 +473,9 @@ class Server {
   Evictor evictor_{*this};
   bool shutting_down_ = false;
   bool replica_mode_ = false;
+  bool expired_keys_stay_ = false;  // what the databases were last told
+  // Lazy expiry deletes nothing on a replica or while clients are paused.
+  void UpdateExpiredKeysStay();
   // Its threads hold nothing of the dataset but the tables they spill.
   std::unique_ptr<ColdTier> cold_tier_;
   // Last: destroyed first, while everything they use still exists (the

@@ -231,6 +231,14 @@ void WaitingClients::KeyReady(int db, const std::string& key) {
   EndLater(it->second, /*until_one_parks_again=*/true);
 }
 
+std::vector<std::string> WaitingClients::WaitedKeys(int db) const {
+  std::vector<std::string> keys;
+  for (auto it = by_key_.lower_bound({db, std::string()}); it != by_key_.end() && it->first.first == db; ++it) {
+    keys.push_back(it->first.second);
+  }
+  return keys;
+}
+
 bool WaitingClients::Unblock(uint64_t client_id, WaitEnd how) {
   auto it = parked_.find(client_id);
   // Only what Redis calls blocked: a wait on keys or replicas. A paused client or

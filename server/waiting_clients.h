@@ -106,6 +106,9 @@ class WaitingClients {
   void ReplicaAcks();
   void AsyncDone(uint64_t token);
   void KeyReady(int db, const std::string& key);
+  // The keys of database `db` that parked commands wait for (SWAPDB readies
+  // those that exist after the swap, as Redis's scanDatabaseForReadyKeys).
+  std::vector<std::string> WaitedKeys(int db) const;
 
   // CLIENT UNBLOCK: ends a parked command early. False if it is not parked.
   bool Unblock(uint64_t client_id, WaitEnd how);

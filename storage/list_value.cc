@@ -4,6 +4,7 @@
 #include <xxhash.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdlib>
 #include <cstring>
 #include <new>
@@ -27,12 +28,23 @@ size_t MaxChunkBytes(int64_t fill) {
   return size_t{4096} << level;
 }
 
+constexpr uint64_t kDefaultPackedThreshold = uint64_t{1} << 30;
+std::atomic<uint64_t> packed_threshold{kDefaultPackedThreshold};
+
+bool IsLargeElement(size_t bytes) { return bytes >= packed_threshold.load(std::memory_order_relaxed); }
+
 size_t MaxChunkCount(int64_t fill) {
   if (fill < 0) return SIZE_MAX;
   return fill == 0 ? 1 : static_cast<size_t>(fill);
 }
 
 }  // namespace
+
+bool SetListPackedThreshold(uint64_t bytes) {
+  if (bytes > (uint64_t{1} << 32) - (uint64_t{1} << 20)) return false;
+  packed_threshold.store(bytes == 0 ? kDefaultPackedThreshold : bytes, std::memory_order_relaxed);
+  return true;
+}
 
 ListValue::~ListValue() {
   Chunk** cs = chunks();
@@ -164,12 +176,15 @@ Status ListValue::Decode(std::string_view in, int64_t fill, std::unique_ptr<List
 
 bool ListValue::Fits(const Chunk* c, size_t add, int64_t fill) {
   if (c->count == 0) return true;
+  // A chunk holding one large element (a plain node) takes no other.
+  const char* after;
+  if (c->count == 1 && IsLargeElement(list_element::Read(c->data(), &after).size())) return false;
   return c->count + 1 <= MaxChunkCount(fill) && c->bytes + add <= MaxChunkBytes(fill);
 }
 
 void ListValue::Push(bool front, std::string_view value, int64_t fill) {
   const size_t need = list_element::Size(value.size());
-  if (nchunks_ == 0 || !Fits(chunks()[front ? 0 : nchunks_ - 1], need, fill)) {
+  if (nchunks_ == 0 || IsLargeElement(value.size()) || !Fits(chunks()[front ? 0 : nchunks_ - 1], need, fill)) {
     InsertChunk(front ? 0 : nchunks_, NewChunk());
   }
   const size_t ci = front ? 0 : nchunks_ - 1;

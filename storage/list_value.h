@@ -29,6 +29,12 @@ namespace feedkv {
 // list-max-listpack-size's default: chunks of up to 8 KB.
 inline constexpr int64_t kDefaultListFill = -2;
 
+// Redis's quicklist packed threshold (DEBUG QUICKLIST-PACKED-THRESHOLD): a
+// pushed element of at least this many bytes starts a chunk of its own and
+// keeps it alone (Redis's "plain node"). Process-wide, as Redis's; 1 GB by
+// default. Returns false, changing nothing, above 4 GB - 1 MB; 0 restores 1 GB.
+bool SetListPackedThreshold(uint64_t bytes);
+
 class ListValue final : public Object {
  public:
   ListValue() = default;

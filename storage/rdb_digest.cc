@@ -84,7 +84,12 @@ std::string DigestBuilder::Hex() const {
 
 std::string KeyDigestHex(const Entry* e) {
   if (e == nullptr) return std::string(40, '0');
-  std::string item = EntryItem(0, e);
+  // The value alone, as Redis's DEBUG DIGEST-VALUE: two keys holding the same
+  // value (COPY) agree, and an expire counts by its presence, not its time.
+  std::string item;
+  item.push_back(static_cast<char>(e->type));
+  Put64(&item, ValueDigest(e));
+  if (e->has_expire) item.append("!!expire!!");
   XXH128_hash_t h = XXH3_128bits(item.data(), item.size());
   return Hex40(h.high64, h.low64, static_cast<uint32_t>(XXH32(item.data(), item.size(), 0)));
 }

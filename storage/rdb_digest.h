@@ -41,7 +41,8 @@ class DigestBuilder {
   uint64_t hi_ = 0, lo_ = 0, sum_ = 0, count_ = 0;
 };
 
-// Digest of one key's value and expire (40 zeros if the key is missing).
+// Digest of one key's value and whether it has an expire, not its name (40
+// zeros if the key is missing): equal for equal values, as Redis's.
 std::string KeyDigestHex(const Entry* e);
 
 }  // namespace feedkv::rdb

@@ -388,6 +388,11 @@ void ClientCmd(CommandContext& ctx) {
           return;
         }
       }
+      if (EqualsIgnoreCase(ctx.arg(i), "SKIPME") && !EqualsIgnoreCase(ctx.arg(i + 1), "yes") &&
+          !EqualsIgnoreCase(ctx.arg(i + 1), "no")) {
+        ctx.SyntaxError();
+        return;
+      }
       if (EqualsIgnoreCase(ctx.arg(i), "USER") && ctx.server.acl().Find(ctx.arg(i + 1)) == nullptr) {
         ctx.Error(fmt::format(protocol::err::kNoSuchUser, ctx.arg(i + 1)));
         return;

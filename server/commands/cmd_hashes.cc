@@ -144,7 +144,7 @@ void HRandField(CommandContext& ctx) {
   }
   int64_t count;
   if (!ctx.IntArg(2, &count)) return;
-  if (count == INT64_MIN) return ctx.Error(fmt::format(protocol::err::kValueNotBetween, -INT64_MAX, INT64_MAX));
+  if (count == INT64_MIN) return ctx.Error(protocol::err::kCountRange);
   if (ctx.argc() > 4 || (ctx.argc() == 4 && !EqualsIgnoreCase(ctx.arg(3), "withvalues"))) {
     return ctx.SyntaxError();
   }

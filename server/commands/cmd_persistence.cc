@@ -11,10 +11,12 @@
 #include "protocol/error_text.h"
 #include "server/cold_tier.h"
 #include "server/command_context.h"
+#include "server/config.h"
 #include "server/persistence.h"
 #include "server/server.h"
 #include "storage/database.h"
 #include "storage/int_text.h"
+#include "storage/list_value.h"
 #include "storage/rdb_digest.h"
 
 namespace feedkv::server {
@@ -74,6 +76,8 @@ constexpr std::string_view kDebugHelp[] = {
     "    Output a hex signature representing the current DB content.",
     "DIGEST-VALUE <key> [<key> ...]",
     "    Output a hex signature of the values of all the specified keys.",
+    "LOADAOF",
+    "    Flush the AOF buffers on disk and reload the AOF in memory.",
     "OBJECT <key>",
     "    Show low level info about the key and associated value.",
     "POPULATE <count> [<prefix>] [<size>]",
@@ -81,6 +85,13 @@ constexpr std::string_view kDebugHelp[] = {
     "    it is used instead of the 'key' prefix. These are not propagated to",
     "    replicas. Cluster slots are not respected so keys not belonging to the",
     "    current node can be created in cluster mode.",
+    "PROTOCOL <type>",
+    "    Reply with a test value of the specified type. <type> can be: string,",
+    "    integer, double, bignum, null, array, set, map, attrib, push, verbatim,",
+    "    true, false.",
+    "QUICKLIST-PACKED-THRESHOLD <size>",
+    "    Sets the threshold for elements to be inserted as plain vs packed nodes",
+    "    Default value is 1GB, allows values up to 4GB. Setting to 0 restores to default.",
     "RELOAD [NOSAVE]",
     "    Save the snapshot on disk, empty the dataset and reload it.",
     "    NOSAVE: reload the existing snapshot without saving first.",
@@ -160,6 +171,94 @@ void DebugDigest(CommandContext& ctx) {
   ctx.reply.Simple(digest.Hex());
 }
 
+// DEBUG LOADAOF: once the log is written up to every change made so far (the
+// client waits for the AOF writer), the dataset is emptied and loaded back
+// from the snapshot and the log, as a restart would.
+void DebugLoadAof(CommandContext& ctx) {
+  Persistence* p = Get(ctx);
+  if (p == nullptr) return;
+  auto reload = [p](Client& c) {
+    protocol::ReplyWriter w(&c.out, c.resp);
+    Status s = p->ReloadFromLog();
+    if (s.ok()) {
+      w.Ok();
+    } else {
+      w.Error(protocol::err::kReloadFailedPrefix + s.ToString());
+    }
+  };
+  const uint64_t end = p->log_on() ? ctx.server.journal().Seal() : 0;
+  if (!p->log_on() || ctx.server.waiting().written() >= end) {
+    reload(ctx.client);
+    return;
+  }
+  // Inside MULTI the client cannot wait, and the log on disk lacks the tail.
+  if (!ctx.can_block()) return ctx.Error(protocol::err::kLoadAofCannotWait);
+  WaitCondition cond;
+  cond.what = WaitFor::kLogWritten;
+  cond.offset = end;
+  ctx.server.waiting().Park(ctx.client, std::move(cond), 0, [reload](Client& c, WaitEnd) { reload(c); });
+}
+
+// DEBUG PROTOCOL <type>: one reply of each RESP type, as Redis's (client
+// libraries test their parsers with it).
+void DebugProtocol(CommandContext& ctx) {
+  std::string_view name = ctx.arg(2);
+  protocol::ReplyWriter& r = ctx.reply;
+  const bool resp3 = ctx.client.resp >= 3;
+  if (EqualsIgnoreCase(name, "string")) {
+    r.Bulk("Hello World");
+  } else if (EqualsIgnoreCase(name, "integer")) {
+    r.Integer(12345);
+  } else if (EqualsIgnoreCase(name, "double")) {
+    r.Double(3.141);
+  } else if (EqualsIgnoreCase(name, "bignum")) {
+    constexpr std::string_view kBig = "1234567999999999999999999999999999999";
+    if (resp3) {
+      r.Raw(fmt::format("({}\r\n", kBig));
+    } else {
+      r.Bulk(kBig);
+    }
+  } else if (EqualsIgnoreCase(name, "null")) {
+    r.Null();
+  } else if (EqualsIgnoreCase(name, "array") || EqualsIgnoreCase(name, "set")) {
+    if (EqualsIgnoreCase(name, "set")) {
+      r.SetHeader(3);
+    } else {
+      r.ArrayHeader(3);
+    }
+    for (int j = 0; j < 3; j++) r.Integer(j);
+  } else if (EqualsIgnoreCase(name, "map")) {
+    r.MapHeader(3);
+    for (int j = 0; j < 3; j++) {
+      r.Integer(j);
+      r.Bool(j == 1);
+    }
+  } else if (EqualsIgnoreCase(name, "attrib")) {
+    if (resp3) {
+      r.Raw("|1\r\n");
+      r.Bulk("key-popularity");
+      r.ArrayHeader(2);
+      r.Bulk("key:123");
+      r.Integer(90);
+    }
+    // An attribute is not a reply: a real one follows.
+    r.Bulk("Some real reply following the attribute");
+  } else if (EqualsIgnoreCase(name, "push")) {
+    if (!resp3) return ctx.Error(protocol::err::kDebugPushResp2);
+    r.PushHeader(2);
+    r.Bulk("server-cpu-usage");
+    r.Integer(42);
+    // A push is not a reply: a real one follows for clients that skip pushes.
+    r.Bulk("Some real reply following the push reply");
+  } else if (EqualsIgnoreCase(name, "true") || EqualsIgnoreCase(name, "false")) {
+    r.Bool(EqualsIgnoreCase(name, "true"));
+  } else if (EqualsIgnoreCase(name, "verbatim")) {
+    r.Verbatim("This is a verbatim\nstring");
+  } else {
+    ctx.Error(protocol::err::kDebugProtocolType);
+  }
+}
+
 void Debug(CommandContext& ctx) {
   std::string_view sub = ctx.arg(1);
   if (EqualsIgnoreCase(sub, "HELP")) {
@@ -174,7 +273,7 @@ void Debug(CommandContext& ctx) {
   if (EqualsIgnoreCase(sub, "DIGEST-VALUE")) {
     ctx.reply.ArrayHeader(ctx.argc() - 2);
     for (size_t i = 2; i < ctx.argc(); i++) {
-      ctx.reply.Simple(rdb::KeyDigestHex(ctx.db().Lookup(ctx.arg(i), ctx.now_ms())));
+      ctx.reply.Simple(rdb::KeyDigestHex(ctx.db().Find(ctx.arg(i))));  // logically expired keys too, as Redis
     }
     return;
   }
@@ -221,6 +320,16 @@ void Debug(CommandContext& ctx) {
     ctx.reply.Ok();
     return;
   }
+  if (EqualsIgnoreCase(sub, "QUICKLIST-PACKED-THRESHOLD") && ctx.argc() == 3) {
+    int64_t bytes = 0;
+    if (!ParseMemory(ctx.arg(2), &bytes) || bytes < 0 || !SetListPackedThreshold(static_cast<uint64_t>(bytes))) {
+      return ctx.Error(protocol::err::kPackedThresholdRange);
+    }
+    ctx.reply.Ok();
+    return;
+  }
+  if (EqualsIgnoreCase(sub, "PROTOCOL") && ctx.argc() == 3) return DebugProtocol(ctx);
+  if (EqualsIgnoreCase(sub, "LOADAOF") && ctx.argc() == 2) return DebugLoadAof(ctx);
   if (EqualsIgnoreCase(sub, "POPULATE") && ctx.argc() >= 3 && ctx.argc() <= 5) return Populate(ctx);
   if (EqualsIgnoreCase(sub, "OBJECT") && ctx.argc() == 3) {
     const Entry* e = ctx.db().Lookup(ctx.arg(2), ctx.now_ms());

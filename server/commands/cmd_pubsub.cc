@@ -26,6 +26,9 @@ int64_t CountFor(const Client& c, PubSub::Kind kind) {
 }
 
 void Confirm(CommandContext& ctx, std::string_view what, const std::string_view* name, PubSub::Kind kind) {
+  // A RESP3 confirmation is a push, and pushes reach a client even under
+  // CLIENT REPLY OFF/SKIP (Redis's CLIENT_PUSHING).
+  if (ctx.client.resp >= 3) ctx.client.reply_forced = true;
   ctx.reply.PushHeader(3);
   ctx.reply.Bulk(what);
   name != nullptr ? ctx.reply.Bulk(*name) : ctx.reply.Null();

@@ -25,6 +25,7 @@ void EndTransaction(Server& server, Client& c) {
 bool WatchedKeyExpired(CommandContext& ctx) {
   const int64_t now = ctx.now_ms();
   for (const WatchedKey& w : ctx.client.watched) {
+    if (w.expired) continue;  // already stale when it came to be watched
     const Entry* e = ctx.server.db(w.db).Find(w.key);
     if (e != nullptr && e->has_expire && e->expire_ms() <= now) return true;
   }

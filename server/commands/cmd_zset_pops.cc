@@ -140,6 +140,7 @@ void ZRandMember(CommandContext& ctx) {
   }
   int64_t count;
   if (!ctx.IntArg(2, &count)) return;
+  if (count == INT64_MIN) return ctx.Error(protocol::err::kCountRange);  // Redis's range is -LONG_MAX..LONG_MAX
   bool withscores = false;
   if (ctx.argc() > 4 || (ctx.argc() == 4 && !EqualsIgnoreCase(ctx.arg(3), "withscores"))) {
     return ctx.SyntaxError();

@@ -1,6 +1,7 @@
 #include "server/replication/replica_sender.h"
 
 #include "server/replication/socket_send.h"
+#include "server/replication/sync_stream_filter.h"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -84,7 +85,7 @@ bool ReplicaSender::ChooseSnapshot(int* fd, uint64_t* size, rdb::Header* header,
         o_.tail->Pin(o_.id, h.aof_offset);
         aof::LogTail::State s = o_.tail->state();
         usable = s.open && !s.manifest.segments.empty() && h.aof_lineage == s.manifest.lineage &&
-                 s.manifest.segments.front().start <= h.aof_offset;
+                 s.manifest.segments.front().start <= h.aof_offset && h.aof_offset >= o_.min_snapshot_offset;
         if (usable) {
           *fd = f;
           *size = static_cast<uint64_t>(st.st_size);
@@ -96,7 +97,10 @@ bool ReplicaSender::ChooseSnapshot(int* fd, uint64_t* size, rdb::Header* header,
       ::close(f);
     }
     const int64_t now = SteadyMs();
-    if (last_ask < 0 || now - last_ask > 5000) {
+    // Waiting for a snapshot newer than the one being made: ask again soon
+    // (the command thread ignores the ask while a snapshot is in progress).
+    const int64_t ask_every = o_.min_snapshot_offset > 0 ? 100 : 5000;
+    if (last_ask < 0 || now - last_ask > ask_every) {
       if (o_.need_snapshot) o_.need_snapshot();
       last_ask = now;
     }
@@ -204,7 +208,8 @@ std::string ReplicaSender::Serve() {
     from = h.aof_offset;
     bool ok = OpenCheckpoint(h, &files, &why);
     if (ok && o_.full_sync_chosen) o_.full_sync_chosen(from);
-    ok = ok && WriteAll(fmt::format("+FULLRESYNC {} {}\r\n", o_.replid, from), &why) &&
+    // SYNC (before PSYNC existed) gets the payload alone, as from Redis.
+    ok = ok && (!o_.psync || WriteAll(fmt::format("+FULLRESYNC {} {}\r\n", o_.replid, from), &why)) &&
          SendSnapshot(files, &why);
     for (const BundleFile& f : files) ::close(f.fd);
     if (!ok) return why;
@@ -215,6 +220,8 @@ std::string ReplicaSender::Serve() {
   sent_ = from;
   aof::LogCursor cursor(o_.aof_dir, o_.aof_base);
   std::string buf;
+  SyncStreamFilter sync_filter;  // a SYNC client gets Redis's stream (no trailers)
+  std::string sync_out;
   while (!stop_) {
     const uint64_t written = o_.tail->WaitBeyond(from, std::chrono::milliseconds(100));
     aof::LogTail::State s = o_.tail->state();
@@ -230,7 +237,13 @@ std::string ReplicaSender::Serve() {
       std::this_thread::sleep_for(std::chrono::milliseconds(10));
       continue;
     }
-    if (!WriteAll(buf, &why)) return why;
+    if (o_.psync) {
+      if (!WriteAll(buf, &why)) return why;
+    } else {
+      sync_out.clear();
+      sync_filter.Feed(buf, &sync_out);
+      if (!WriteAll(sync_out, &why)) return why;
+    }
     from += buf.size();
     sent_ = from;
     o_.tail->Pin(o_.id, from);

@@ -45,6 +45,11 @@ struct SenderOptions {
   std::string aof_dir, aof_base, rdb_path;
   std::string replid;
   bool full = false;    // +FULLRESYNC; else +CONTINUE from `from`
+  bool psync = true;    // false: the old SYNC, whose payload has no +FULLRESYNC line
+  // A full sync's snapshot must be at least this new. SYNC sets it to the log's
+  // end at attach: such a client reads the stream from there on (Redis makes a
+  // snapshot for every SYNC), so an older snapshot and the log since will not do.
+  uint64_t min_snapshot_offset = 0;
   uint64_t from = 0;    // continue: the first byte to send (0-based offset)
   bool bundle = false;  // the replica takes the FKVBUNDLE1 payload
   // The directory of the cold-store checkpoint taken with a snapshot (it may

@@ -332,10 +332,10 @@ void Replication::Psync(CommandContext& ctx, bool psync) {
     r.ack = from;
     Remember(r, from, true);
   }
-  StartSender(c, r, full, from);
+  StartSender(c, r, full, from, psync);
 }
 
-void Replication::StartSender(Client& c, Replica& r, bool full, uint64_t from) {
+void Replication::StartSender(Client& c, Replica& r, bool full, uint64_t from, bool psync) {
   SenderOptions o;
   o.id = c.id;
   o.fd = ::dup(c.fd);
@@ -345,6 +345,8 @@ void Replication::StartSender(Client& c, Replica& r, bool full, uint64_t from) {
   o.rdb_path = persistence_.snapshot_path();
   o.replid = replid();
   o.full = full;
+  o.psync = psync;
+  if (!psync) o.min_snapshot_offset = server_.journal().end_offset();
   o.from = from;
   o.bundle = r.aofpos;
   if (ColdTier* cold = server_.cold_tier()) {

@@ -119,7 +119,7 @@ class Replication {
   void EnforceRetention(int64_t now_ms);
   Status LoadKnown();
   void StoreKnown();
-  void StartSender(Client& c, Replica& r, bool full, uint64_t from);
+  void StartSender(Client& c, Replica& r, bool full, uint64_t from, bool psync);
   void SenderExited(uint64_t id, const std::string& reason);
   void Cron(int64_t now_ms);
   // `failover`: this master hands over to that replica (PSYNC ... FAILOVER).
