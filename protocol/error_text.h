@@ -106,7 +106,8 @@ inline constexpr char kCounterMgetArity[] =
     "ERR wrong number of arguments for 'counter.mget' command";
 inline constexpr char kCounterSchemaMismatch[] =
     "ERR counter space '{}' exists with a different schema: {}";
-inline constexpr char kDebugReloadOption[] = "ERR DEBUG RELOAD only supports the NOSAVE option.";
+inline constexpr char kDebugReloadOption[] =
+    "ERR DEBUG RELOAD only supports the MERGE, NOFLUSH and NOSAVE options.";
 inline constexpr char kDecrOverflow[] = "ERR decrement would overflow";
 inline constexpr char kExpireGtLt[] = "ERR GT and LT options at the same time are not compatible";
 inline constexpr char kExpireNxXxGtLt[] =
@@ -402,6 +403,7 @@ inline constexpr char kFunctionRegisterPrefix[] = "ERR Error registering functio
 inline constexpr char kFunctionNoneRegistered[] = "ERR No functions registered";
 inline constexpr char kFunctionEngineNotFound[] = "ERR Engine '{}' not found";
 inline constexpr char kFunctionLibraryExists[] = "ERR Library '{}' already exists";
+inline constexpr char kFunctionRestoreLibraryExists[] = "ERR Library {} already exists";
 inline constexpr char kFunctionExists[] = "ERR Function {} already exists";
 inline constexpr char kFunctionNotFound[] = "ERR Function not found";
 inline constexpr char kFunctionBadNumKeys[] = "ERR Bad number of keys provided";

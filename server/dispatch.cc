@@ -307,7 +307,7 @@ void Server::Execute(Client& c, std::span<const std::string_view> args) {
     w.Simple("QUEUED");
     return;
   }
-  if (pause_end_ms_ != 0 && PauseHolds(c, *spec)) {
+  if (pause_end_ms_ != 0 && PauseHolds(c, *spec, args)) {
     PostponeForPause(c, args);
     return;
   }
@@ -386,17 +386,19 @@ void Server::EvictKey(int db, std::string_view key) {
   NotifyKeyspaceEvent(kNotifyEvicted, "evicted", key, db);
 }
 
-bool Server::PauseHolds(const Client& c, const CommandSpec& spec) {
+bool Server::PauseHolds(const Client& c, const CommandSpec& spec, std::span<const std::string_view> args) {
   if (NowMs() >= pause_end_ms_) {
     UnpauseClients();
     return false;
   }
   if (pause_all_ || (spec.flags & kWrite)) return true;
-  // Redis's is_may_replicate_command: an EXEC whose queue holds a write.
+  if (spec.flags & kMayReplicate) return !scripts_->DeclaresNoWrites(spec.name, args);
+  // Redis's is_may_replicate_command: an EXEC whose queue holds a write or a
+  // may-replicate command (PUBLISH, EVAL, PFCOUNT...).
   bool queued_write = false;
   if (c.in_multi && spec.name == "exec") {
     c.queued.ForEach([&](const CommandSpec& q, std::span<const std::string_view>) {
-      queued_write = queued_write || (q.flags & kWrite) != 0;
+      queued_write = queued_write || (q.flags & (kWrite | kMayReplicate)) != 0;
     });
   }
   return queued_write;
@@ -467,6 +469,7 @@ bool Server::Call(Client& c, const CommandSpec& called, std::span<const std::str
   if (!monitors_.empty() && !(spec.flags & (kSkipMonitor | kAdmin)) && !from_log) FeedMonitors(c, args, &spec);
   const bool count = (flags & kCallNoStats) == 0;
   if (count) {
+    LatencySample((spec.flags & kFast) ? "fast-command" : "command", static_cast<int64_t>(took_ns / 1000000));
     st.calls++;
     st.nsec += took_ns;
     if (cfg().latency_tracking) st.RecordLatency(took_ns);
@@ -515,7 +518,9 @@ bool Server::Call(Client& c, const CommandSpec& called, std::span<const std::str
     }
   }
   if (call_depth_ == 0 && !from_log) {
-    FlushPropagation();
+    // Keys that SCAN or RANDOMKEY expired on their way are independent
+    // deletions, not a transaction (Redis's CMD_TOUCHES_ARBITRARY_KEYS).
+    FlushPropagation(pending_changes_.size() > 1 && (spec.name == "scan" || spec.name == "randomkey"));
     const bool logged = records_emitted_ != records_before;
     if (logged) c.woff = journal_.end_offset();  // what WAIT / WAITAOF wait for
     // Acknowledged means logged: the replies of a write, and of any command that
@@ -588,17 +593,19 @@ void Server::CountChange(int db, uint64_t bytes) {
   if (call_depth_ == 0) FlushPropagation();
 }
 
-void Server::FlushPropagation() {
+void Server::FlushPropagation(bool one_per_batch) {
   if (!PendingChanges()) return;
   if (pending_counted_ > 0) {
     journal_.CountBatch(pending_db_, pending_counted_, pending_counted_bytes_);
     pending_counted_ = 0;
     pending_counted_bytes_ = 0;
   }
-  if (!pending_changes_.empty()) {
+  if (one_per_batch) {
+    for (const auto& cmd : pending_changes_) journal_.AppendBatch(pending_db_, std::span(&cmd, 1));
+  } else if (!pending_changes_.empty()) {
     journal_.AppendBatch(pending_db_, pending_changes_);
-    pending_changes_.clear();
   }
+  pending_changes_.clear();
   ScheduleSeal();
 }
 

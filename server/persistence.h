@@ -56,8 +56,10 @@ class Persistence {
   // status text for the client.
   Status BgSave(bool rewrite, bool schedule, std::string* reply);
   int64_t last_save_unix() const { return last_save_ms_ / 1000; }
-  // DEBUG RELOAD: save, empty the dataset, load the snapshot back.
-  Status Reload(bool save);
+  // DEBUG RELOAD: save, empty the dataset, load the snapshot back. !flush
+  // (NOFLUSH) keeps the dataset and loads into it: a key or function library
+  // it already holds fails the load unless `merge`, which replaces them.
+  Status Reload(bool save, bool flush = true, bool merge = false);
   // DEBUG LOADAOF: empties the dataset and loads what a restart would: the
   // snapshot, then the log after it (with the log off, the snapshot alone,
   // which is what BGREWRITEAOF writes then). REQUIRES: the log is written up
@@ -108,7 +110,7 @@ class Persistence {
   void RemoveTemporaryFiles();
   bool LoadAtStartup();
   // Replaces the dataset with the snapshot at `path`.
-  Status LoadSnapshot(const std::string& path, rdb::Header* h);
+  Status LoadSnapshot(const std::string& path, rdb::Header* h, bool flushed = true, bool merge = false);
   Status ReplayAof(const aof::Manifest& m, aof::Position from, aof::LogReport* report);
   // A new log at the journal's offset; lineage 0 makes a new one.
   Status StartNewLog(bool save_base, uint64_t lineage = 0);

@@ -141,24 +141,28 @@ bool Persistence::LoadAtStartup() {
   return true;
 }
 
-Status Persistence::LoadSnapshot(const std::string& path, rdb::Header* h) {
+Status Persistence::LoadSnapshot(const std::string& path, rdb::Header* h, bool flushed, bool merge) {
   Dataset& data = server_.dataset();
   std::unique_ptr<rdb::DatasetLoader> loader = data.NewLoader(NowMs());
+  loader->set_merge(merge);
   rdb::LoadStats st;
+  // A failed load into an emptied dataset leaves it empty; one into a kept
+  // dataset (DEBUG RELOAD NOFLUSH) leaves what was there and what loaded.
+  auto fail = [&](Status why) {
+    if (flushed) data.Clear();
+    return why;
+  };
   Status s = rdb::ReadSnapshotFile(env_, path, data.num_dbs(), loader.get(), h, &st);
-  if (!s.ok()) {
-    data.Clear();
-    return s;
-  }
+  if (!s.ok()) return fail(s);
   data.Adopt(*loader);
-  // The snapshot's function libraries replace the server's, as Redis's rdbLoad.
+  // The snapshot's function libraries replace the server's, as Redis's rdbLoad
+  // (NOFLUSH: they join them; MERGE: same-named ones are replaced).
   ScriptEngine& scripts = server_.scripts();
-  scripts.FlushLibraries();
+  if (flushed) scripts.FlushLibraries();
   for (const std::string& code : loader->function_libraries()) {
     std::string name, error;
-    if (!scripts.LoadLibrary(code, false, &name, &error)) {
-      data.Clear();
-      return Status::Corruption(fmt::format("function library in {} does not load: {}", path, error));
+    if (!scripts.LoadLibrary(code, merge, &name, &error)) {
+      return fail(Status::Corruption(fmt::format("function library in {} does not load: {}", path, error)));
     }
   }
   if (ColdTier* cold = server_.cold_tier()) {
@@ -191,17 +195,19 @@ Status Persistence::ReplayAof(const aof::Manifest& m, aof::Position from, aof::L
 }
 
 
-Status Persistence::Reload(bool save) {
+Status Persistence::Reload(bool save, bool flush, bool merge) {
   if (save) {
     Status s = Save();
     if (!s.ok()) return s;
   }
-  server_.SignalFlushed(-1);
-  server_.dataset().Clear();
+  if (flush) {
+    server_.SignalFlushed(-1);
+    server_.dataset().Clear();
+  }
   // The journal goes on at its own offset: after a save the snapshot equals
   // it; DEBUG RELOAD NOSAVE puts older data under it, as in Redis.
   rdb::Header h;
-  return LoadSnapshot(rdb_path(), &h);
+  return LoadSnapshot(rdb_path(), &h, flush, merge);
 }
 
 Status Persistence::ReloadFromLog() {

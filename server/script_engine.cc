@@ -308,8 +308,10 @@ void ScriptEngine::Open() {
   lua_setfield(L, -2, "__newindex");
   lua_setmetatable(L, -2);
   lua_setfield(L, -2, "redis");                      // B.redis = T
+  // Library code sees nothing else while it loads (math, string... are the
+  // callbacks' when they run), as Redis's LIBRARY_API globals.
   lua_newtable(L);
-  lua_pushvalue(L, LUA_GLOBALSINDEX);
+  lua_pushcfunction(L, MissingGlobal);
   lua_setfield(L, -2, "__index");
   lua_setmetatable(L, -2);
   load_api_ref_ = luaL_ref(L, LUA_REGISTRYINDEX);

@@ -18,6 +18,8 @@
 // Not thread-safe: owned and used by the command thread.
 #pragma once
 
+#include <algorithm>
+#include <cctype>
 #include <cstddef>
 #include <functional>
 #include <map>
@@ -95,6 +97,10 @@ class ScriptEngine {
   void FlushLibraries();
   const std::map<std::string, FunctionLibrary>& libraries() const { return libraries_; }
   const FunctionInfo* FindFunction(std::string_view name) const;
+  // EVAL/EVALSHA/FCALL `args` run a script or function that declares
+  // no-writes (a shebang or function flags): Redis then drops the command's
+  // may-replicate flag, so CLIENT PAUSE WRITE lets it run.
+  bool DeclaresNoWrites(std::string_view command, std::span<const std::string_view> args) const;
   size_t num_functions() const { return functions_.size(); }
   // The libraries' code in load order (snapshots, FUNCTION DUMP).
   std::vector<std::string> LibraryCodes() const;
@@ -185,7 +191,16 @@ class ScriptEngine {
   // registry table functions_ref_ (name -> Lua function).
   std::map<std::string, FunctionLibrary> libraries_;
   std::vector<std::string> library_order_;  // names in load order
-  std::map<std::string, FunctionInfo, std::less<>> functions_;
+  // Function names match in any case, as Redis's functionDictType.
+  struct CaseLess {
+    using is_transparent = void;
+    bool operator()(std::string_view a, std::string_view b) const {
+      return std::lexicographical_compare(a.begin(), a.end(), b.begin(), b.end(), [](char x, char y) {
+        return std::tolower(static_cast<unsigned char>(x)) < std::tolower(static_cast<unsigned char>(y));
+      });
+    }
+  };
+  std::map<std::string, FunctionInfo, CaseLess> functions_;
   int functions_ref_ = 0;
   size_t function_bytes_ = 0;  // the libraries' code
   int load_api_ref_ = 0;  // the `redis` table library code sees while loading

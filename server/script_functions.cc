@@ -117,14 +117,26 @@ int RegisterFunctionLua(lua_State* L) {
   f.flags.shebang = true;
   const int argc = lua_gettop(L);
   int callback = 0;
-  if (argc == 1 && lua_istable(L, 1)) {
+  // Names may hold any byte (ValidName refuses a NUL), so read them whole.
+  auto read_string = [L](int index) {
+    size_t len = 0;
+    const char* p = lua_tolstring(L, index, &len);
+    return std::string(p, len);
+  };
+  if (argc == 1 && !lua_istable(L, 1)) {
+    return Raise(L, "calling redis.register_function with a single argument is only applicable to Lua "
+                    "table (representing named arguments).");
+  }
+  if (argc == 1) {
     lua_settop(L, 2);  // index 2 keeps the callback; lua_next works above it
     lua_pushnil(L);
     while (lua_next(L, 1) != 0) {
-      std::string key = lua_type(L, -2) == LUA_TSTRING ? lua_tostring(L, -2) : "";
+      if (!lua_isstring(L, -2)) return Raise(L, "named argument key given to redis.register_function is not a string");
+      std::string key = read_string(-2);
+      for (char& ch : key) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
       if (key == "function_name") {
         if (!lua_isstring(L, -1)) return Raise(L, "function_name argument given to redis.register_function must be a string");
-        f.name = lua_tostring(L, -1);
+        f.name = read_string(-1);
       } else if (key == "description") {
         if (!lua_isstring(L, -1)) return Raise(L, "description argument given to redis.register_function must be a string");
         f.description = lua_tostring(L, -1);
@@ -134,6 +146,9 @@ int RegisterFunctionLua(lua_State* L) {
         lua_replace(L, 2);
         callback = 2;
       } else if (key == "flags") {
+        if (!lua_istable(L, -1)) {
+          return Raise(L, "flags argument to redis.register_function must be a table representing function flags");
+        }
         if (!ParseFlags(L, lua_gettop(L), &f.flags)) return Raise(L, "unknown flag given");
       } else {
         return Raise(L, "unknown argument given to redis.register_function");
@@ -145,7 +160,7 @@ int RegisterFunctionLua(lua_State* L) {
   } else if (argc == 2) {
     if (!lua_isstring(L, 1)) return Raise(L, "first argument to redis.register_function must be a string");
     if (!lua_isfunction(L, 2)) return Raise(L, "second argument to redis.register_function must be a function");
-    f.name = lua_tostring(L, 1);
+    f.name = read_string(1);
     callback = 2;
   } else {
     return Raise(L, "wrong number of arguments to redis.register_function");
@@ -295,6 +310,26 @@ bool ScriptEngine::DeleteLibrary(std::string_view name) {
 
 void ScriptEngine::FlushLibraries() {
   while (!library_order_.empty()) DeleteLibrary(std::string(library_order_.back()));
+}
+
+bool ScriptEngine::DeclaresNoWrites(std::string_view command, std::span<const std::string_view> args) const {
+  if (args.size() < 2) return false;
+  if (command == "fcall") {
+    const FunctionInfo* f = FindFunction(args[1]);
+    return f != nullptr && f->flags.no_writes;
+  }
+  ScriptFlags flags;
+  if (command == "eval") {
+    std::string error;
+    if (!ParseShebang(args[1], &flags, &error)) return false;
+  } else if (command == "evalsha" && args[1].size() == 40) {
+    std::string lower(args[1]);
+    for (char& ch : lower) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+    auto it = scripts_.find(std::string_view(lower));
+    if (it == scripts_.end()) return false;
+    flags = it->second;
+  }
+  return flags.shebang && flags.no_writes;
 }
 
 const FunctionInfo* ScriptEngine::FindFunction(std::string_view name) const {

@@ -83,8 +83,10 @@ CallOutcome RunCommand(lua_State* L, ScriptEngine& engine, std::span<const std::
       return refuse(std::string(protocol::err::kScriptAclPrefix) + std::string(why));
     }
   }
+  // A read-only script may not even publish (Redis counts may-replicate
+  // commands as writes here, so such scripts also run during CLIENT PAUSE WRITE).
+  if ((spec->flags & (kWrite | kMayReplicate)) && run.read_only) return refuse(protocol::err::kScriptReadOnly);
   if (spec->flags & kWrite) {
-    if (run.read_only) return refuse(protocol::err::kScriptReadOnly);
     if (server.replica_mode() && !run.caller->from_log) {
       return refuse(std::string("-") + protocol::err::kReadOnlyReplica);
     }

@@ -17,6 +17,7 @@
 
 #include <boost/asio/post.hpp>
 
+#include "server/monotonic_clock.h"
 #include "server/network.h"
 #include "server/persistence.h"
 #include "server/replication/replication.h"
@@ -91,6 +92,11 @@ void Server::set_cold_tier(std::unique_ptr<ColdTier> t) {
 void Server::set_replica_mode(bool on) {
   replica_mode_ = on;
   UpdateExpiredKeysStay();
+}
+
+void Server::LatencySample(std::string_view event, int64_t ms) {
+  const int64_t threshold = cfg().latency_monitor_threshold;
+  if (threshold > 0 && ms >= threshold) latency_monitor_.Sample(event, ms, threshold, NowMs() / 1000);
 }
 
 void Server::UpdateExpiredKeysStay() {
@@ -518,9 +524,11 @@ void Server::Cron() {
   // Active expiry: a bounded walk per database per tick (and at most one rehash step).
   // None during CLIENT PAUSE, as Redis: a failover sees a dataset that holds still.
   if (active_expire_ && (pause_end_ms_ == 0 || now >= pause_end_ms_)) {
+    const int64_t start_ns = MonotonicClock::NowNs();
     for (int i = 0; i < dataset_.num_dbs() && !replica_mode_; i++) {
       dataset_.db(i).ActiveExpireCycle(now, 4096, /*rehash_us=*/0);
     }
+    LatencySample("expire-cycle", (MonotonicClock::NowNs() - start_ns) / 1000000);
   }
   // Keyspace rehash: 1 ms per tick for one database, as Redis's databasesCron, and none
   // while a fork child runs.

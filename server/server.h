@@ -31,6 +31,7 @@
 #include "server/config.h"
 #include "server/eviction.h"
 #include "server/keyspace_events.h"
+#include "server/latency_monitor.h"
 #include "server/tracking.h"
 #include "server/latency_histogram.h"
 #include "server/pubsub.h"
@@ -354,7 +355,16 @@ class Server {
   size_t peak_memory() const { return peak_memory_; }
 
   // MONITOR feed.
+  LatencyMonitor& latency_monitor() { return latency_monitor_; }
+  // Records a latency-monitor sample for `event` (none below the threshold).
+  void LatencySample(std::string_view event, int64_t ms);
   void AddMonitor(Client* c) { monitors_.push_back(c); }
+  // EVAL*/FCALL* show themselves to monitors before they run, so the commands
+  // their script calls follow them (Redis's evalCommand); the table row skips
+  // the usual feed after the command.
+  void FeedMonitorsBeforeScript(const Client& c, std::span<const std::string_view> args) {
+    if (!monitors_.empty()) FeedMonitors(c, args);
+  }
   PubSub& pubsub() { return pubsub_; }
   Tracking& tracking() { return tracking_; }
   ScriptEngine& scripts() { return *scripts_; }
@@ -397,9 +407,10 @@ class Server {
   // Like EmitChange while the journal has no consumer: counts the record's size.
   void CountChange(int db, uint64_t bytes);
   bool PendingChanges() const { return !pending_changes_.empty() || pending_counted_ > 0; }
-  void FlushPropagation();
+  // one_per_batch: each pending change is its own batch (no MULTI/EXEC around them).
+  void FlushPropagation(bool one_per_batch = false);
   // Whether a pause holds `spec` from `c` now (ends an expired pause).
-  bool PauseHolds(const Client& c, const CommandSpec& spec);
+  bool PauseHolds(const Client& c, const CommandSpec& spec, std::span<const std::string_view> args);
   // Runs the evictor; false when the command must be refused with -OOM.
   bool OomAllows(const Client& c, const CommandSpec& spec);
   // Parks the command until the pause ends, then runs it through Execute.
@@ -426,6 +437,7 @@ class Server {
   uint64_t slowlog_next_id_ = 0;
   std::map<std::pair<int, std::string>, std::vector<Client*>, std::less<>> watched_;
   std::vector<Client*> monitors_;
+  LatencyMonitor latency_monitor_;
   PubSub pubsub_;
   Tracking tracking_{*this};
   std::unique_ptr<ScriptEngine> scripts_;

@@ -275,14 +275,14 @@ Status DatasetLoader::OnDatabase(int db, uint64_t, uint64_t) {
 }
 
 namespace {
-Status CheckFresh(Database* db, std::string_view key) {
-  if (db->Find(key) != nullptr) return Status::Corruption("duplicate key");
+Status CheckFresh(Database* db, std::string_view key, bool merge) {
+  if (!merge && db->Find(key) != nullptr) return Status::Corruption("duplicate key");
   return Status::OK();
 }
 }  // namespace
 
 Status DatasetLoader::OnString(std::string_view key, std::string_view value, int64_t expire_ms) {
-  Status s = CheckFresh(cur_, key);
+  Status s = CheckFresh(cur_, key, merge_);
   if (!s.ok()) return s;
   if (expire_ms != kNoExpire && expire_ms <= now_ms_) expired_++;
   cur_->SetString(key, value, expire_ms, false);
@@ -290,7 +290,7 @@ Status DatasetLoader::OnString(std::string_view key, std::string_view value, int
 }
 
 Status DatasetLoader::OnInteger(std::string_view key, int64_t value, int64_t expire_ms) {
-  Status s = CheckFresh(cur_, key);
+  Status s = CheckFresh(cur_, key, merge_);
   if (!s.ok()) return s;
   if (expire_ms != kNoExpire && expire_ms <= now_ms_) expired_++;
   cur_->SetInteger(key, value, expire_ms, false);
@@ -299,7 +299,7 @@ Status DatasetLoader::OnInteger(std::string_view key, int64_t value, int64_t exp
 
 Status DatasetLoader::OnObject(std::string_view key, ValueType type, std::string_view bytes,
                                int64_t expire_ms) {
-  Status s = CheckFresh(cur_, key);
+  Status s = CheckFresh(cur_, key, merge_);
   if (!s.ok()) return s;
   std::unique_ptr<Object> obj;
   s = DecodeObject(type, bytes, &obj);

@@ -81,6 +81,9 @@ class DatasetLoader : public Visitor {
     return counter_spaces_;
   }
   uint64_t expired_keys() const { return expired_; }
+  // DEBUG RELOAD MERGE: a key the databases already hold is replaced, not
+  // refused as a duplicate.
+  void set_merge(bool merge) { merge_ = merge; }
   Status OnFunctionLibrary(std::string_view code) override {
     function_libraries_.emplace_back(code);
     return Status::OK();
@@ -93,6 +96,7 @@ class DatasetLoader : public Visitor {
   int64_t now_ms_;
   Database* cur_ = nullptr;
   uint64_t expired_ = 0;
+  bool merge_ = false;
   std::vector<std::pair<std::string, std::unique_ptr<CounterSpace>>> counter_spaces_;
   std::vector<std::string> function_libraries_;
 };

@@ -541,7 +541,7 @@ const SubcommandSpec kClientSubs[] = {
 };
 
 const CommandSpec kCommands[] = {
-    {"ping", -1, kFast | kStale | kLoading | kSubscribedContext, 0, 0, 0, Ping, "Ping the server", "connection"},
+    {"ping", -1, kFast | kSubscribedContext, 0, 0, 0, Ping, "Ping the server", "connection"},
     {"echo", 2, kFast | kLoading | kStale, 0, 0, 0, Echo, "Echo the given string", "connection"},
     {"auth", -2, kConn | kNoAuth, 0, 0, 0, Auth, "Authenticate to the server", "connection", {}, {}, {}, 0,
      nullptr, AuthSecret},

@@ -22,6 +22,7 @@ namespace {
 constexpr uint8_t kFunctionOpcode = 245;
 
 void Fcall(CommandContext& ctx, bool read_only) {
+  ctx.server.FeedMonitorsBeforeScript(ctx.client, ctx.args);
   ScriptEngine& engine = ctx.server.scripts();
   const FunctionInfo* f = engine.FindFunction(ctx.arg(1));
   if (f == nullptr) return ctx.Error(protocol::err::kFunctionNotFound);
@@ -180,6 +181,7 @@ void Dump(CommandContext& ctx) {
 
 void Restore(CommandContext& ctx) {
   enum class Policy { kAppend, kReplace, kFlush } policy = Policy::kAppend;
+  if (ctx.argc() > 4) return ctx.SubcommandError();
   if (ctx.argc() > 3) {
     if (EqualsIgnoreCase(ctx.arg(3), "APPEND")) {
       policy = Policy::kAppend;
@@ -191,7 +193,6 @@ void Restore(CommandContext& ctx) {
       return ctx.Error(protocol::err::kFunctionRestorePolicy);
     }
   }
-  if (ctx.argc() > 4) return ctx.SubcommandError();
   std::string_view body;
   if (!redis_payload::CheckFooter(ctx.arg(2), &body)) {
     return ctx.Error(protocol::err::kFunctionDumpChecksum);
@@ -214,7 +215,10 @@ void Restore(CommandContext& ctx) {
   for (const std::string& code : codes) {
     std::string name, error;
     if (!engine.LoadLibrary(code, policy == Policy::kReplace, &name, &error)) {
-      failure = error;
+      // RESTORE names a colliding library unquoted (Redis's libraryJoin).
+      failure = error == fmt::format(protocol::err::kFunctionLibraryExists, name)
+                    ? fmt::format(protocol::err::kFunctionRestoreLibraryExists, name)
+                    : error;
       break;
     }
   }
@@ -301,7 +305,7 @@ const SubcommandSpec kFunctionSubs[] = {
 constexpr uint32_t kFcall = kNoScript | kStale | kSkipMonitor | kNoMandatoryKeys | kKeyNum;
 
 const CommandSpec kCommands[] = {
-    {"fcall", -3, kFcall, 2, 2, 1, FcallCmd, "Invoke a function", "scripting", {}, {kKeyRW | kKeyAccess | kKeyUpdate}},
+    {"fcall", -3, kFcall | kMayReplicate, 2, 2, 1, FcallCmd, "Invoke a function", "scripting", {}, {kKeyRW | kKeyAccess | kKeyUpdate}},
     {"fcall_ro", -3, kReadOnly | kFcall, 2, 2, 1, FcallRoCmd, "Invoke a read-only function", "scripting", {}, {kKeyRO | kKeyAccess}},
     {"function", -2, 0, 0, 0, 0, Function, "A container for function commands", "scripting", kFunctionSubs},
 };

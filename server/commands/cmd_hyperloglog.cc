@@ -76,7 +76,7 @@ void PfSelfTest(CommandContext& ctx) {
 
 const CommandSpec kCommands[] = {
     {"pfadd", -2, kWrite | kDenyOom | kFast, 1, 1, 1, PfAdd, "Adds the specified elements to the specified HyperLogLog.", "hyperloglog", {}, {kKeyRW | kKeyInsert}},
-    {"pfcount", -2, kReadOnly, 1, -1, 1, PfCount, "Return the approximated cardinality of the set(s) observed by the HyperLogLog at key(s).", "hyperloglog", {}, {kKeyRW | kKeyAccess}},
+    {"pfcount", -2, kReadOnly | kMayReplicate, 1, -1, 1, PfCount, "Return the approximated cardinality of the set(s) observed by the HyperLogLog at key(s).", "hyperloglog", {}, {kKeyRW | kKeyAccess}},
     {"pfmerge", -2, kWrite | kDenyOom, 1, -1, 1, PfMerge, "Merge N different HyperLogLogs into a single one.", "hyperloglog", {}, {kKeyRW | kKeyAccess | kKeyInsert, kKeyRO | kKeyAccess}},
     {"pfselftest", 1, kAdmin, 0, 0, 0, PfSelfTest, "An internal command for testing HyperLogLog values", "hyperloglog", {}, {}},
     {"pfdebug", 3, kWrite | kDenyOom | kAdmin, 2, 2, 1, PfDebug, "Internal commands for debugging HyperLogLog values", "hyperloglog", {}, {kKeyRW | kKeyAccess}},

@@ -92,9 +92,12 @@ constexpr std::string_view kDebugHelp[] = {
     "QUICKLIST-PACKED-THRESHOLD <size>",
     "    Sets the threshold for elements to be inserted as plain vs packed nodes",
     "    Default value is 1GB, allows values up to 4GB. Setting to 0 restores to default.",
-    "RELOAD [NOSAVE]",
-    "    Save the snapshot on disk, empty the dataset and reload it.",
-    "    NOSAVE: reload the existing snapshot without saving first.",
+    "RELOAD [option ...]",
+    "    Save the RDB on disk and reload it back to memory. Valid <option> values:",
+    "    * MERGE: conflicting keys will be loaded from RDB.",
+    "    * NOFLUSH: the existing database will not be removed before load, but",
+    "      conflicting keys will generate an error.",
+    "    * NOSAVE: the database will be loaded from an existing RDB file.",
     "SET-ACTIVE-EXPIRE <0|1>",
     "    Setting it to 0 disables expiring keys in background when they are not",
     "    accessed (otherwise the Redis behavior). Setting it to 1 reenables back the",
@@ -278,17 +281,21 @@ void Debug(CommandContext& ctx) {
     return;
   }
   if (EqualsIgnoreCase(sub, "RELOAD")) {
-    bool save = true;
+    bool save = true, flush = true, merge = false;
     for (size_t i = 2; i < ctx.argc(); i++) {
       if (EqualsIgnoreCase(ctx.arg(i), "NOSAVE")) {
         save = false;
+      } else if (EqualsIgnoreCase(ctx.arg(i), "NOFLUSH")) {
+        flush = false;
+      } else if (EqualsIgnoreCase(ctx.arg(i), "MERGE")) {
+        merge = true;
       } else {
         return ctx.Error(protocol::err::kDebugReloadOption);
       }
     }
     Persistence* p = Get(ctx);
     if (p == nullptr) return;
-    Status s = p->Reload(save);
+    Status s = p->Reload(save, flush, merge);
     if (!s.ok()) return ctx.Error(protocol::err::kReloadFailedPrefix + s.ToString());
     ctx.reply.Ok();
     return;

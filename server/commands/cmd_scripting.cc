@@ -16,6 +16,7 @@ namespace {
 // EVAL* script|sha numkeys key... arg...: runs `sha` (loading `body` first for
 // EVAL). Redis's evalGenericCommand.
 void RunScript(CommandContext& ctx, bool by_sha, bool read_only) {
+  ctx.server.FeedMonitorsBeforeScript(ctx.client, ctx.args);
   int64_t numkeys = 0;
   if (!ctx.IntArg(2, &numkeys)) return;
   const auto available = static_cast<int64_t>(ctx.argc()) - 3;
@@ -119,8 +120,8 @@ const SubcommandSpec kScriptSubs[] = {
 };
 
 const CommandSpec kCommands[] = {
-    {"eval", -3, kEval, 2, 2, 1, Eval, "Execute a Lua script server side", "scripting", {}, {kKeyRW | kKeyAccess | kKeyUpdate}},
-    {"evalsha", -3, kEval, 2, 2, 1, EvalSha, "Execute a Lua script server side", "scripting", {}, {kKeyRW | kKeyAccess | kKeyUpdate}},
+    {"eval", -3, kEval | kMayReplicate, 2, 2, 1, Eval, "Execute a Lua script server side", "scripting", {}, {kKeyRW | kKeyAccess | kKeyUpdate}},
+    {"evalsha", -3, kEval | kMayReplicate, 2, 2, 1, EvalSha, "Execute a Lua script server side", "scripting", {}, {kKeyRW | kKeyAccess | kKeyUpdate}},
     {"eval_ro", -3, kReadOnly | kEval, 2, 2, 1, EvalRo, "Execute a read-only Lua script server side", "scripting", {}, {kKeyRO | kKeyAccess}},
     {"evalsha_ro", -3, kReadOnly | kEval, 2, 2, 1, EvalShaRo, "Execute a read-only Lua script server side", "scripting", {}, {kKeyRO | kKeyAccess}},
     {"script", -2, 0, 0, 0, 0, Script, "A container for Lua scripts management commands", "scripting", kScriptSubs},

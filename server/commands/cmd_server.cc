@@ -329,14 +329,29 @@ void LatencyHistogramReply(CommandContext& ctx) {
 
 void Latency(CommandContext& ctx) {
   std::string_view sub = ctx.arg(1);
+  LatencyMonitor& monitor = ctx.server.latency_monitor();
   if (EqualsIgnoreCase(sub, "LATEST") && ctx.argc() == 2) {
-    ctx.reply.ArrayHeader(0);
+    ctx.reply.ArrayHeader(monitor.events().size());
+    for (const auto& [name, series] : monitor.events()) {
+      ctx.reply.ArrayHeader(4);
+      ctx.reply.Bulk(name);
+      ctx.reply.Integer(series.latest().time);
+      ctx.reply.Integer(series.latest().latency);
+      ctx.reply.Integer(series.max);
+    }
   } else if (EqualsIgnoreCase(sub, "HISTORY") && ctx.argc() == 3) {
-    ctx.reply.ArrayHeader(0);
+    const auto points = monitor.History(ctx.arg(2));
+    ctx.reply.ArrayHeader(points.size());
+    for (const auto& p : points) {
+      ctx.reply.ArrayHeader(2);
+      ctx.reply.Integer(p.time);
+      ctx.reply.Integer(p.latency);
+    }
   } else if (EqualsIgnoreCase(sub, "RESET")) {
-    ctx.reply.Integer(0);
+    std::vector<std::string> events(ctx.args.begin() + 2, ctx.args.end());
+    ctx.reply.Integer(static_cast<int64_t>(monitor.Reset(events)));
   } else if (EqualsIgnoreCase(sub, "DOCTOR") && ctx.argc() == 2) {
-    ctx.reply.Verbatim("Dave, no latency spike was observed during the lifetime of this feedkv instance.\n");
+    ctx.reply.Verbatim(monitor.Doctor());
   } else if (EqualsIgnoreCase(sub, "HISTOGRAM")) {
     LatencyHistogramReply(ctx);
   } else if (EqualsIgnoreCase(sub, "HELP")) {

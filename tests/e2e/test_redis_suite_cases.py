@@ -217,3 +217,72 @@ def test_debug_quicklist_help_lists_the_new_subcommands(server):
     help_lines = "\n".join(c.cmd("DEBUG", "HELP"))
     for sub in ("LOADAOF", "PROTOCOL <type>", "QUICKLIST-PACKED-THRESHOLD <size>"):
         assert sub in help_lines
+
+
+def test_debug_reload_noflush_keeps_the_dataset_and_merge_replaces(server):
+    c = RawConn(server.port)
+    c.cmd("SET", "x", "1")
+    c.cmd("FUNCTION", "LOAD", "#!lua name=lib1\nredis.register_function('f1', function() return 'one' end)")
+    assert c.cmd("SAVE") == "OK"
+    c.cmd("SET", "y", "only-in-memory")
+    c.cmd("FUNCTION", "LOAD", "#!lua name=lib2\nredis.register_function('f2', function() return 'two' end)")
+    # NOFLUSH alone: the snapshot's library is already here, so the load fails.
+    reply = c.cmd("DEBUG", "RELOAD", "NOSAVE", "NOFLUSH")
+    assert isinstance(reply, RespError) and "Error trying to load the RDB" in str(reply)
+    c.cmd("SET", "x", "changed")
+    assert c.cmd("DEBUG", "RELOAD", "NOSAVE", "NOFLUSH", "MERGE") == "OK"
+    assert c.cmd("GET", "x") == b"1"  # the snapshot's value wins
+    assert c.cmd("GET", "y") == b"only-in-memory"  # kept
+    assert c.cmd("FCALL", "f1", "0") == b"one" and c.cmd("FCALL", "f2", "0") == b"two"
+    reply = c.cmd("DEBUG", "RELOAD", "BOGUS")
+    assert str(reply) == "ERR DEBUG RELOAD only supports the MERGE, NOFLUSH and NOSAVE options."
+    c.cmd("FUNCTION", "FLUSH")
+
+
+def test_latency_monitor_records_slow_commands_above_the_threshold(server):
+    c = RawConn(server.port)
+    assert c.cmd("LATENCY", "LATEST") == []  # threshold 0: nothing is recorded
+    c.cmd("DEBUG", "SLEEP", "0.05")
+    assert c.cmd("LATENCY", "LATEST") == []
+    c.cmd("CONFIG", "SET", "latency-monitor-threshold", "20")
+    try:
+        c.cmd("DEBUG", "SLEEP", "0.05")
+        latest = c.cmd("LATENCY", "LATEST")
+        assert len(latest) == 1 and latest[0][0] == b"command"
+        event, when, latency, worst = latest[0]
+        assert 40 <= latency <= 1000 and worst == latency and abs(when - time.time()) < 5
+        history = c.cmd("LATENCY", "HISTORY", "command")
+        assert history == [[when, latency]]
+        assert c.cmd("LATENCY", "HISTORY", "nosuchevent") == []
+        assert b"command" in bytes(c.cmd("LATENCY", "DOCTOR"))
+        assert c.cmd("LATENCY", "RESET", "nosuchevent") == 0
+        assert c.cmd("LATENCY", "RESET") == 1
+        assert c.cmd("LATENCY", "LATEST") == []
+    finally:
+        c.cmd("CONFIG", "SET", "latency-monitor-threshold", "0")
+
+
+def test_eval_shows_in_monitor_before_the_commands_its_script_runs(server):
+    c, mon = RawConn(server.port), RawConn(server.port)
+    assert mon.cmd("MONITOR") == "OK"
+    c.cmd("EVAL", "redis.call('set', KEYS[1], ARGV[1])", "1", "foo", "bar")
+    first, second = str(mon.read_reply()), str(mon.read_reply())
+    assert '"EVAL"' in first or '"eval"' in first
+    assert "lua]" in second and '"set" "foo" "bar"' in second
+
+
+def test_pause_write_holds_publish_and_scripts_that_may_write(server):
+    c, pub, script, ro = (RawConn(server.port) for _ in range(4))
+    c.cmd("CLIENT", "PAUSE", "100000", "WRITE")
+    try:
+        pub.send_command("PUBLISH", "ch", "msg")
+        script.send_command("EVAL", "return 1", "0")
+        wait_blocked(server, 2)
+        # A script declaring no-writes is not held; a read-only script cannot publish.
+        assert ro.cmd("EVAL", "#!lua flags=no-writes\nreturn 2", "0") == 2
+        reply = ro.cmd("EVAL_RO", "return redis.call('publish', 'ch', 'msg')", "0")
+        assert isinstance(reply, RespError) and "not allowed from read-only scripts" in str(reply)
+    finally:
+        c.cmd("CLIENT", "UNPAUSE")
+    assert pub.read_reply() == 0
+    assert script.read_reply() == 1
