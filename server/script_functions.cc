@@ -21,6 +21,7 @@ extern "C" {
 }
 
 #include "protocol/error_text.h"
+#include "protocol/resp_parser.h"
 #include "server/command_context.h"
 #include "server/monotonic_clock.h"
 #include "server/script_engine.h"
@@ -75,15 +76,11 @@ bool ParseMetadata(std::string_view code, std::string* engine, std::string* name
     *error = protocol::err::kFunctionInvalidMetadata;
     return false;
   }
+  // Split as sdssplitargs: name="foo" names the library foo.
   std::vector<std::string> parts;
-  std::string_view line = code.substr(0, eol);
-  size_t i = 0;
-  while (i < line.size()) {
-    while (i < line.size() && std::isspace(static_cast<unsigned char>(line[i]))) i++;
-    size_t j = i;
-    while (j < line.size() && !std::isspace(static_cast<unsigned char>(line[j]))) j++;
-    if (j > i) parts.emplace_back(line.substr(i, j - i));
-    i = j;
+  if (!protocol::SplitInlineArgs(code.substr(0, eol), &parts) || parts.empty()) {
+    *error = protocol::err::kFunctionInvalidMetadata;
+    return false;
   }
   *engine = parts[0].substr(2);
   bool named = false;

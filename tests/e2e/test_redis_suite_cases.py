@@ -286,3 +286,23 @@ def test_pause_write_holds_publish_and_scripts_that_may_write(server):
         c.cmd("CLIENT", "UNPAUSE")
     assert pub.read_reply() == 0
     assert script.read_reply() == 1
+
+
+def test_function_library_metadata_and_registration_errors(server):
+    c = RawConn(server.port)
+    # The shebang is split as Redis's sdssplitargs: name="foo" names foo.
+    assert c.cmd("FUNCTION", "LOAD", "REPLACE", "#!lua name=\"foo\"\nredis.register_function('foo', function() return 1 end)") == b"foo"
+    assert c.cmd("FCALL", "FOO", "0") == 1  # function names match in any case
+    cases = [
+        ("redis.register_function('f1')", "only applicable to Lua table"),
+        ("redis.register_function('test\\0test', function() return 1 end)", "Library names can only contain"),
+        ("redis.register_function{function_name='f1', callback=function() return 1 end, flags='no-writes'}",
+         "flags argument to redis.register_function must be a table"),
+        ("return math.random()", "attempted to access nonexistent global variable 'math'"),
+    ]
+    for body, want in cases:
+        reply = c.cmd("FUNCTION", "LOAD", "REPLACE", "#!lua name=lib2\n" + body)
+        assert isinstance(reply, RespError) and want in str(reply), (body, reply)
+    reply = c.cmd("FUNCTION", "restore", "a", "b", "c")  # echoed as sent
+    assert str(reply) == "ERR unknown subcommand or wrong number of arguments for 'restore'. Try FUNCTION HELP."
+    c.cmd("FUNCTION", "FLUSH")
