@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstring>
 
+#include "server/command_table.h"
+
 namespace feedkv::server {
 
 using command_queue_internal::RecordHeader;
@@ -29,6 +31,8 @@ void CommandQueue::Push(const CommandSpec* spec, std::span<const std::string_vie
   size_t n = sizeof(RecordHeader);
   for (std::string_view a : args) n += sizeof(uint64_t) + a.size();
   char* p = Reserve(n);
+  any_flags_ |= spec->flags;
+  missing_flags_ |= ~spec->flags;
   const RecordHeader h{spec, args.size()};
   std::memcpy(p, &h, sizeof(h));
   p += sizeof(h);
@@ -46,6 +50,8 @@ void CommandQueue::Clear() {
   std::vector<Block>().swap(blocks_);
   count_ = 0;
   bytes_ = 0;
+  any_flags_ = 0;
+  missing_flags_ = 0;
 }
 
 }  // namespace feedkv::server

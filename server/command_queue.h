@@ -38,6 +38,10 @@ class CommandQueue {
   size_t bytes() const { return bytes_; }
   // Frees every block.
   void Clear();
+  // Whether some queued command has one of `flags` / lacks one of `flags`
+  // (Redis's mstate.cmd_flags and cmd_inv_flags: what EXEC's gates look at).
+  bool AnyHas(uint32_t flags) const { return (any_flags_ & flags) != 0; }
+  bool AnyLacks(uint32_t flags) const { return (missing_flags_ & flags) != 0; }
 
   // Calls f(const CommandSpec&, std::span<const std::string_view> args) for each
   // command in queue order. The views point into the queue: valid until Clear.
@@ -66,6 +70,8 @@ class CommandQueue {
   std::vector<Block> blocks_;
   size_t count_ = 0;
   size_t bytes_ = 0;
+  uint32_t any_flags_ = 0;      // OR of the queued rows' flags
+  uint32_t missing_flags_ = 0;  // OR of their complements
 };
 
 namespace command_queue_internal {

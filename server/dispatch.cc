@@ -256,13 +256,9 @@ void Server::Execute(Client& c, std::span<const std::string_view> args) {
   }
   // An EXEC counts as a write if a queued command writes, and as refused on a
   // stale replica if a queued one is (Redis's mstate.cmd_flags / cmd_inv_flags).
-  bool queued_write = false, queued_not_stale = false;
-  if (c.in_multi && spec->name == "exec") {
-    c.queued.ForEach([&](const CommandSpec& q, std::span<const std::string_view>) {
-      queued_write = queued_write || (q.flags & kWrite) != 0;
-      queued_not_stale = queued_not_stale || (q.flags & kStale) == 0;
-    });
-  }
+  const bool exec = c.in_multi && spec->name == "exec";
+  const bool queued_write = exec && c.queued.AnyHas(kWrite);
+  const bool queued_not_stale = exec && c.queued.AnyLacks(kStale);
   // Replication's gates, in Redis's order (server/replication/replication.h).
   if (replication_ != nullptr && ((spec->flags & kWrite) || queued_write)) {
     if (replica_mode_) {
@@ -366,13 +362,7 @@ bool Server::OomAllows(const Client& c, const CommandSpec& spec) {
     const bool may_run = spec.name == "exec" || spec.name == "discard" || spec.name == "quit" ||
                          spec.name == "reset";
     if (!may_run) return false;
-    if (spec.name == "exec") {
-      bool denied = false;
-      c.queued.ForEach([&](const CommandSpec& q, std::span<const std::string_view>) {
-        denied = denied || (q.flags & kDenyOom) != 0;
-      });
-      return !denied;
-    }
+    if (spec.name == "exec") return !c.queued.AnyHas(kDenyOom);
   }
   return true;
 }
@@ -395,13 +385,7 @@ bool Server::PauseHolds(const Client& c, const CommandSpec& spec, std::span<cons
   if (spec.flags & kMayReplicate) return !scripts_->DeclaresNoWrites(spec.name, args);
   // Redis's is_may_replicate_command: an EXEC whose queue holds a write or a
   // may-replicate command (PUBLISH, EVAL, PFCOUNT...).
-  bool queued_write = false;
-  if (c.in_multi && spec.name == "exec") {
-    c.queued.ForEach([&](const CommandSpec& q, std::span<const std::string_view>) {
-      queued_write = queued_write || (q.flags & (kWrite | kMayReplicate)) != 0;
-    });
-  }
-  return queued_write;
+  return c.in_multi && spec.name == "exec" && c.queued.AnyHas(kWrite | kMayReplicate);
 }
 
 void Server::PostponeForPause(Client& c, std::span<const std::string_view> args) {
