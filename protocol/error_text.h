@@ -450,4 +450,55 @@ inline constexpr char kCachingNoNeedsOptout[] =
 // Bloom filters beyond RedisBloom's texts ({}: the bytes needed).
 inline constexpr char kBloomTooBig[] = "ERR filter would exceed bf-max-filter-bytes (bytes needed {})";
 
+// Streams (Redis 7.0's t_stream.c; {}: key, group, consumer or option names).
+inline constexpr char kStreamBadId[] = "ERR Invalid stream ID specified as stream command argument";
+inline constexpr char kStreamTrimBoth[] =
+    "ERR syntax error, MAXLEN and MINID options at the same time are not compatible";
+inline constexpr char kStreamMaxlenNegative[] = "ERR The MAXLEN argument must be >= 0.";
+inline constexpr char kStreamLimitNegative[] = "ERR The LIMIT argument must be >= 0.";
+inline constexpr char kStreamLimitNoStrategy[] =
+    "ERR syntax error, LIMIT cannot be used without specifying a trimming strategy";
+inline constexpr char kStreamXtrimNoStrategy[] = "ERR syntax error, XTRIM must be called with a trimming strategy";
+inline constexpr char kStreamLimitNoApprox[] = "ERR syntax error, LIMIT cannot be used without the special ~ option";
+inline constexpr char kStreamIdZero[] = "ERR The ID specified in XADD must be greater than 0-0";
+inline constexpr char kStreamExhausted[] =
+    "ERR The stream has exhausted the last possible ID, unable to add more items";
+inline constexpr char kStreamIdTooSmall[] =
+    "ERR The ID specified in XADD is equal or smaller than the target stream top item";
+inline constexpr char kStreamBadStart[] = "ERR invalid start ID for the interval";
+inline constexpr char kStreamBadEnd[] = "ERR invalid end ID for the interval";
+inline constexpr char kStreamBlockInScript[] = "ERR {} command is not allowed with BLOCK option from scripts";
+inline constexpr char kStreamUnbalanced[] =
+    "ERR Unbalanced XREAD list of streams: for each stream key an ID or '$' must be specified.";
+inline constexpr char kStreamGroupOnXread[] =
+    "ERR The GROUP option is only supported by XREADGROUP. You called XREAD instead.";
+inline constexpr char kStreamNoackOnXread[] =
+    "ERR The NOACK option is only supported by XREADGROUP. You called XREAD instead.";
+inline constexpr char kStreamMissingGroup[] = "ERR Missing GROUP option for XREADGROUP";
+inline constexpr char kStreamNoGroupRead[] =
+    "NOGROUP No such key '{}' or consumer group '{}' in XREADGROUP with GROUP option";
+inline constexpr char kStreamDollarInGroup[] =
+    "ERR The $ ID is meaningless in the context of XREADGROUP: you want to read the history of "
+    "this consumer by specifying a proper ID, or use the > ID to get new messages. The $ ID would "
+    "just return an empty result set.";
+inline constexpr char kStreamGtOnXread[] =
+    "ERR The > ID can be specified only when calling XREADGROUP using the GROUP <group> <consumer> option.";
+inline constexpr char kStreamEntriesReadRange[] = "ERR value for ENTRIESREAD must be positive or -1";
+inline constexpr char kStreamNeedsKey[] =
+    "ERR The XGROUP subcommand requires the key to exist. Note that for CREATE you may want to use the "
+    "MKSTREAM option to create an empty stream automatically.";
+inline constexpr char kStreamNoGroupIn[] = "NOGROUP No such consumer group '{}' for key name '{}'";
+inline constexpr char kStreamBusyGroup[] = "BUSYGROUP Consumer Group name already exists";
+inline constexpr char kStreamEntriesAddedRange[] = "ERR entries_added must be positive";
+inline constexpr char kStreamSetIdBelowDeleted[] =
+    "ERR The ID specified in XSETID is smaller than the provided max_deleted_entry_id";
+inline constexpr char kStreamSetIdBelowTop[] =
+    "ERR The ID specified in XSETID is smaller than the target stream top item";
+inline constexpr char kStreamSetIdBelowLength[] =
+    "ERR The entries_added specified in XSETID is smaller than the target stream length";
+inline constexpr char kStreamNoGroupKey[] = "NOGROUP No such key '{}' or consumer group '{}'";
+inline constexpr char kStreamBadClaimOption[] = "ERR Unrecognized XCLAIM option '{}'";
+inline constexpr char kStreamCountTooHigh[] =
+    "ERR Insufficient memory, failed allocating transient memory, COUNT too high.";
+
 }  // namespace feedkv::protocol::err

@@ -61,7 +61,8 @@ CommandTable::CommandTable() {
       StringCommands(),     TransactionCommands(), SetCommands(),      LongSetCommands(),
       ZsetCommands(),       ZsetRangeCommands(),  ZsetPopCommands(),  ZsetAlgebraCommands(),
       FeedCommands(),       FeedReadCommands(),   HashCommands(),     ListCommands(),
-      ListPopCommands(),    BitmapCommands(),     ScriptingCommands(), HyperLogLogCommands(), DumpCommands(),
+      ListPopCommands(),    StreamCommands(),     StreamReadCommands(), StreamGroupCommands(),
+      BitmapCommands(),     ScriptingCommands(), HyperLogLogCommands(), DumpCommands(),
       AclCommands(),        FunctionCommands(),
       BloomCommands(),      SortCommands(),       PubSubCommands(),     GeoCommands(),
       CounterCommands(),    PersistenceCommands(), ClusterCommands(),
@@ -171,13 +172,13 @@ void AppendCountedKeys(int at, std::span<const std::string_view> argv, std::vect
 std::vector<int> CommandTable::KeyPositions(const CommandSpec& spec,
                                            std::span<const std::string_view> argv) {
   std::vector<int> keys;
-  if (spec.first_key <= 0) return keys;
+  if (spec.first_key <= 0 && spec.more_keys == nullptr) return keys;
   const int argc = static_cast<int>(argv.size());
   if (spec.flags & kKeyNum) {
     AppendCountedKeys(spec.first_key, argv, &keys);
     return keys;
   }
-  int last = spec.last_key >= 0 ? spec.last_key : argc + spec.last_key;
+  int last = spec.first_key <= 0 ? -1 : spec.last_key >= 0 ? spec.last_key : argc + spec.last_key;
   for (int i = spec.first_key; i <= last && i < argc; i += spec.key_step) {
     if (!spec.keys_end_before.empty() && EqualsLower(argv[static_cast<size_t>(i)], spec.keys_end_before)) {
       break;
@@ -265,6 +266,7 @@ std::vector<std::string_view> AclCategories(const CommandSpec& spec) {
   if (group == "bitmap") r.push_back("bitmap");
   if (group == "hyperloglog") r.push_back("hyperloglog");
   if (group == "geo") r.push_back("geo");
+  if (group == "stream") r.push_back("stream");
   if (f & kPubSub) r.push_back("pubsub");
   if ((f & kAdmin) || (f & kAclAdmin)) r.push_back("admin");
   if (f & kFast) {

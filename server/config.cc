@@ -475,6 +475,8 @@ Config::Config() {
   Memory("hash-max-listpack-value", &ServerConfig::hash_max_listpack_value, true);
   Memory("hll-sparse-max-bytes", &ServerConfig::hll_sparse_max_bytes, true);
   Int("list-max-listpack-size", &ServerConfig::list_max_listpack_size, INT32_MIN, INT32_MAX, true);
+  Memory("stream-node-max-bytes", &ServerConfig::stream_node_max_bytes, true);
+  Int("stream-node-max-entries", &ServerConfig::stream_node_max_entries, 0, INT64_MAX, true);
   AddBloomSettings();
   // Where the server writes files: CONFIG SET may change these only when
   // enable-protected-configs allows it (Redis 7's PROTECTED_CONFIG list).

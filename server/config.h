@@ -161,6 +161,9 @@ struct ServerConfig {
   int64_t hash_max_listpack_value = 64;
   // Lists: a chunk's limit (storage/list_value.h): -1..-5 bytes, else elements
   int64_t list_max_listpack_size = -2;
+  // Streams: a node's limits (storage/stream_value.h); 0 is no limit
+  int64_t stream_node_max_bytes = 4096;
+  int64_t stream_node_max_entries = 100;
   // HyperLogLog: the sparse encoding's limit (storage/hyperloglog.h)
   int64_t hll_sparse_max_bytes = 3000;
   // Bloom filters (docs/bloom.md): RedisBloom's module settings for filters made by

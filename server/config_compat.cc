@@ -148,7 +148,6 @@ const CompatSetting kSettings[] = {
     {"acllog-max-len", nullptr, Kind::kInt, "128", 0, kLongMax},
     {"busy-reply-threshold", "lua-time-limit", Kind::kInt, "5000", 0, kLongMax},
     {"cluster-node-timeout", nullptr, Kind::kInt, "15000", 0, kLongMax},
-    {"stream-node-max-entries", nullptr, Kind::kInt, "100", 0, kLongMax},
     {"repl-backlog-ttl", nullptr, Kind::kInt, "3600", 0, kLongMax},
     {"tls-port", nullptr, Kind::kInt, "0", 0, 65535},
     {"tls-session-cache-size", nullptr, Kind::kInt, "20480", 0, kIntMax},
@@ -159,7 +158,6 @@ const CompatSetting kSettings[] = {
     {"repl-backlog-size", nullptr, Kind::kMemory, "1048576", 1, kLongMax},
     {"cluster-link-sendbuf-limit", nullptr, Kind::kMemory, "0", 0, kLongMax},
     {"active-defrag-ignore-bytes", nullptr, Kind::kMemory, "104857600", 1, kLongMax},
-    {"stream-node-max-bytes", nullptr, Kind::kMemory, "4096", 0, kLongMax},
     {"auto-aof-rewrite-min-size", nullptr, Kind::kMemory, "67108864", 0, kLongMax},
 };
 

@@ -21,6 +21,7 @@ std::string_view ValueTypeName(ValueType t) {
     case ValueType::kList: return "list";
     // RedisBloom's module type name, which TYPE and SCAN TYPE answer there.
     case ValueType::kBloom: return "MBbloom--";
+    case ValueType::kStream: return "stream";
   }
   return "none";
 }

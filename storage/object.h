@@ -14,7 +14,7 @@ namespace feedkv {
 
 // What TYPE answers, and what the RDB records as the value's kind.
 enum class ValueType : uint8_t { kString = 0, kSet = 1, kZset = 2, kFeed = 3, kHash = 4, kList = 5,
-                                   kBloom = 6 };
+                                   kBloom = 6, kStream = 7 };
 
 std::string_view ValueTypeName(ValueType t);
 

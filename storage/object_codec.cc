@@ -6,6 +6,7 @@
 #include "storage/list_value.h"
 #include "storage/set_value.h"
 #include "storage/sorted_set.h"
+#include "storage/stream_value.h"
 
 namespace feedkv {
 
@@ -49,6 +50,13 @@ Status DecodeObject(ValueType type, std::string_view bytes, std::unique_ptr<Obje
       Status st = BloomChain::Decode(bytes, &bloom);
       if (!st.ok()) return st;
       *out = std::move(bloom);
+      return Status::OK();
+    }
+    case ValueType::kStream: {
+      std::unique_ptr<StreamValue> stream;
+      Status st = StreamValue::Decode(bytes, &stream);
+      if (!st.ok()) return st;
+      *out = std::move(stream);
       return Status::OK();
     }
     case ValueType::kZset: {

@@ -49,7 +49,8 @@ void WriteTimeoutReply(std::string* out, int resp, TimeoutReply how) {
 
 }  // namespace
 
-void ParkOnKeys(CommandContext& ctx, std::vector<std::string> keys, int64_t deadline_ms, TimeoutReply how) {
+void ParkOnKeys(CommandContext& ctx, std::vector<std::string> keys, int64_t deadline_ms, TimeoutReply how,
+                std::vector<std::string> argv) {
   if (IsRetry(ctx)) deadline_ms = ctx.client.retry_deadline_ms;
   int64_t timeout_ms = 0;
   if (deadline_ms > 0) {
@@ -61,7 +62,7 @@ void ParkOnKeys(CommandContext& ctx, std::vector<std::string> keys, int64_t dead
   cond.what = WaitFor::kKeyReady;
   cond.db = ctx.client.db;
   cond.keys = std::move(keys);
-  std::vector<std::string> argv(ctx.args.begin(), ctx.args.end());
+  if (argv.empty()) argv.assign(ctx.args.begin(), ctx.args.end());
   Server& server = ctx.server;
   server.waiting().Park(ctx.client, std::move(cond), timeout_ms,
                         [&server, argv = std::move(argv), deadline_ms, how](Client& c, WaitEnd end) {

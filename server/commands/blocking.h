@@ -27,8 +27,10 @@ inline bool IsRetry(const CommandContext& ctx) { return ctx.client.retry_deadlin
 // Parks the client on `keys` until one changes or `deadline_ms` (the first
 // run's deadline on a retry), then runs the command again; answers the timeout
 // reply at once when the deadline has passed or the client may not block
-// (MULTI, a script, the log).
-void ParkOnKeys(CommandContext& ctx, std::vector<std::string> keys, int64_t deadline_ms, TimeoutReply how);
+// (MULTI, a script, the log). `argv`, when not empty, is what runs again
+// instead of the command's own arguments (XREAD's "$" resolved to an ID).
+void ParkOnKeys(CommandContext& ctx, std::vector<std::string> keys, int64_t deadline_ms, TimeoutReply how,
+                std::vector<std::string> argv = {});
 
 // The arguments of [B]ZMPOP and [B]LMPOP after the timeout:
 //   numkeys key [key ...] <end_a>|<end_b> [COUNT count]
