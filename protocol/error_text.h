@@ -477,6 +477,10 @@ inline constexpr char kStreamNoackOnXread[] =
 inline constexpr char kStreamMissingGroup[] = "ERR Missing GROUP option for XREADGROUP";
 inline constexpr char kStreamNoGroupRead[] =
     "NOGROUP No such key '{}' or consumer group '{}' in XREADGROUP with GROUP option";
+// What a blocked XREADGROUP answers when its key or group went away meanwhile.
+inline constexpr char kStreamUnblockedKeyGone[] = "UNBLOCKED the stream key no longer exists";
+inline constexpr char kStreamUnblockedGroupGone[] =
+    "NOGROUP the consumer group this client was blocked on no longer exists";
 inline constexpr char kStreamDollarInGroup[] =
     "ERR The $ ID is meaningless in the context of XREADGROUP: you want to read the history of "
     "this consumer by specifying a proper ID, or use the > ID to get new messages. The $ ID would "

@@ -454,12 +454,16 @@ bool Server::Call(Client& c, const CommandSpec& called, std::span<const std::str
   const bool count = (flags & kCallNoStats) == 0;
   if (count) {
     LatencySample((spec.flags & kFast) ? "fast-command" : "command", static_cast<int64_t>(took_ns / 1000000));
-    st.calls++;
+    // A blocked command run again after a wake-up is the same call (Redis
+    // counts a blocking command once): its time and failure count, not a call.
+    if (c.retry_deadline_ms < 0) {
+      st.calls++;
+      stats_.total_commands_processed++;
+      c.commands_processed++;
+    }
     st.nsec += took_ns;
     if (cfg().latency_tracking) st.RecordLatency(took_ns);
     if (ctx.failed()) st.failed_calls++;
-    stats_.total_commands_processed++;
-    c.commands_processed++;
   }
   // Clients parked on a key (blocking pops) wake when a write changes it; each
   // checks the key again, after this command.

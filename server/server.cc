@@ -432,7 +432,13 @@ void Server::TouchKey(int db, std::string_view key, bool by_server) {
 
 void Server::SignalFlushed(int db) {
   for (int i = 0; i < num_dbs(); i++) {
-    if (db < 0 || i == db) TouchWatchedInDb(i);
+    if (db >= 0 && i != db) continue;
+    TouchWatchedInDb(i);
+    // Clients blocked on a key the flush removes look again after it (a blocked
+    // XREADGROUP answers that its key is gone, as Redis's signalFlushedDb).
+    for (const std::string& key : waiting_.WaitedKeys(i)) {
+      if (this->db(i).Find(key) != nullptr) waiting_.KeyReady(i, key);
+    }
   }
   tracking_.InvalidateAll();
 }

@@ -131,6 +131,85 @@ std::string Writer::Finish() {
   return std::move(out_);
 }
 
+bool Reader::Raw(size_t n, std::string_view* bytes) {
+  if (in_.size() < n) return false;
+  *bytes = in_.substr(0, n);
+  in_.remove_prefix(n);
+  return true;
+}
+
+void ListpackWriter::Entry(std::string_view encoded) {
+  body_.append(encoded);
+  // The back-length: the entry's size, 7 bits per byte, read right to left.
+  uint64_t l = encoded.size();
+  char buf[5];
+  int n = 0;
+  if (l <= 127) {
+    buf[n++] = static_cast<char>(l);
+  } else {
+    int bytes = l < 16383 ? 2 : l < 2097151 ? 3 : l < 268435455 ? 4 : 5;
+    for (int i = bytes - 1; i >= 0; --i) {
+      const auto part = static_cast<uint8_t>((l >> (7 * i)) & 127);
+      buf[n++] = static_cast<char>(i == bytes - 1 ? part : (part | 128));
+    }
+  }
+  body_.append(buf, static_cast<size_t>(n));
+  ++count_;
+}
+
+void ListpackWriter::Integer(int64_t v) {
+  std::string e;
+  auto le = [&](uint8_t tag, int bytes) {
+    e.push_back(static_cast<char>(tag));
+    const auto u = static_cast<uint64_t>(v);
+    for (int i = 0; i < bytes; ++i) e.push_back(static_cast<char>((u >> (8 * i)) & 0xff));
+  };
+  if (v >= 0 && v <= 127) {
+    e.push_back(static_cast<char>(v));
+  } else if (v >= -4096 && v <= 4095) {
+    const auto u = static_cast<uint16_t>(v < 0 ? (1 << 13) + v : v);
+    e.push_back(static_cast<char>(0xc0 | (u >> 8)));
+    e.push_back(static_cast<char>(u & 0xff));
+  } else if (v >= INT16_MIN && v <= INT16_MAX) {
+    le(0xf1, 2);
+  } else if (v >= -(1 << 23) && v < (1 << 23)) {
+    le(0xf2, 3);
+  } else if (v >= INT32_MIN && v <= INT32_MAX) {
+    le(0xf3, 4);
+  } else {
+    le(0xf4, 8);
+  }
+  Entry(e);
+}
+
+void ListpackWriter::String(std::string_view s) {
+  std::string e;
+  const size_t n = s.size();
+  if (n < 64) {
+    e.push_back(static_cast<char>(0x80 | n));
+  } else if (n < 4096) {
+    e.push_back(static_cast<char>(0xe0 | (n >> 8)));
+    e.push_back(static_cast<char>(n & 0xff));
+  } else {
+    e.push_back(static_cast<char>(0xf0));
+    for (int i = 0; i < 4; ++i) e.push_back(static_cast<char>((n >> (8 * i)) & 0xff));
+  }
+  e.append(s);
+  Entry(e);
+}
+
+std::string ListpackWriter::Finish() const {
+  std::string out;
+  const uint64_t total = 6 + body_.size() + 1;
+  for (int i = 0; i < 4; ++i) out.push_back(static_cast<char>((total >> (8 * i)) & 0xff));
+  const uint64_t count = count_ < 65535 ? count_ : 65535;
+  out.push_back(static_cast<char>(count & 0xff));
+  out.push_back(static_cast<char>(count >> 8));
+  out.append(body_);
+  out.push_back(static_cast<char>(0xff));
+  return out;
+}
+
 bool Reader::Byte(uint8_t* b) {
   if (in_.empty()) return false;
   *b = U8(in_, 0);

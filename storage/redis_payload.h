@@ -31,6 +31,8 @@ enum RdbType : uint8_t {
   kHashListpack = 16,
   kZsetListpack = 17,
   kListQuicklist2 = 18,
+  kStreamListpacks = 15,   // Redis 5.0-6.2
+  kStreamListpacks2 = 19,  // Redis 7.0: first ID, max deleted ID, entries added, entries read
 };
 
 // The RDB version Redis 7.0 writes and the highest it reads.
@@ -55,6 +57,7 @@ class Writer {
   void Length(uint64_t n);
   void String(std::string_view s);  // uncompressed, as Redis does for short strings
   void BinaryDouble(double d);      // 8 bytes little-endian
+  void Raw(std::string_view bytes) { out_.append(bytes); }
   std::string Finish();             // the body with its footer
  private:
   std::string out_;
@@ -69,12 +72,29 @@ class Reader {
   bool Length(uint64_t* n);
   bool String(std::string* s);
   bool BinaryDouble(double* d);
+  // The next n bytes as they are (a stream's raw IDs and millisecond times).
+  bool Raw(size_t n, std::string_view* bytes);
   bool done() const { return in_.empty(); }
  private:
   // A length, or (*encoded) the special string encoding in *n (0 int8, 1 int16,
   // 2 int32, 3 LZF).
   bool LengthOrEncoding(uint64_t* n, bool* encoded);
   std::string_view in_;
+};
+
+// Builds a listpack as Redis's lpAppend does: integers in the smallest integer
+// encoding, strings with 6-, 12- or 32-bit lengths, each entry followed by its
+// back-length; Finish() adds the header (total bytes, element count) and the
+// end byte.
+class ListpackWriter {
+ public:
+  void Integer(int64_t v);
+  void String(std::string_view s);
+  std::string Finish() const;
+ private:
+  void Entry(std::string_view encoded);
+  std::string body_;
+  size_t count_ = 0;
 };
 
 // Calls f(std::string_view) for every entry of a listpack, integers formatted as

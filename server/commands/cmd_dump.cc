@@ -2,9 +2,10 @@
 // value moves between Redis 7 and feedkv: DUMP on one, RESTORE on the other.
 //
 // DUMP writes the simplest RDB form of each type Redis shares (string 0, list 1,
-// set 2, sorted set 5, hash 4) — every Redis version reads them. RESTORE reads those
+// set 2, sorted set 5, hash 4; streams have one form, listpacks 19,
+// storage/stream_rdb.h) — every Redis version reads them. RESTORE reads those
 // and what Redis 7.0 writes: quicklist-2 lists of listpacks, intset sets, listpack
-// sorted sets and hashes, integer and LZF-compressed strings. A feed timeline has no
+// sorted sets and hashes, streams (15 and 19), integer and LZF-compressed strings. A feed timeline has no
 // Redis form: its payload carries feedkv's own snapshot form under a private RDB
 // type, which only feedkv reads. Replies and error texts are Redis 7.0's (cluster.c).
 #include <cmath>
@@ -26,6 +27,8 @@
 #include "storage/redis_payload.h"
 #include "storage/set_value.h"
 #include "storage/sorted_set.h"
+#include "storage/stream_rdb.h"
+#include "storage/stream_value.h"
 
 namespace feedkv::server {
 
@@ -81,6 +84,11 @@ std::string EncodeValue(const Entry* e) {
         w.String(f);
         w.String(v);
       });
+      break;
+    }
+    case ValueType::kStream: {
+      w.Type(rp::kStreamListpacks2);
+      WriteRedisStream(*static_cast<const StreamValue*>(Database::GetObject(e)), &w);
       break;
     }
     default: {
@@ -250,6 +258,13 @@ bool DecodeValue(CommandContext& ctx, std::string_view body, Decoded* out) {
         }
       }
       ok = BuildZset(ctx, members, max_len, out);
+      break;
+    }
+    case rp::kStreamListpacks:
+    case rp::kStreamListpacks2: {
+      std::unique_ptr<StreamValue> stream;
+      ok = ReadRedisStream(&r, type, &stream);
+      out->obj = std::move(stream);
       break;
     }
     case kRdbFeedkvObject: {

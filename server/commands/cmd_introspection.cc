@@ -278,6 +278,11 @@ void GetKeys(CommandContext& ctx, bool with_flags) {
     return ctx.Error(protocol::err::kGetkeysArity);
   }
   auto pos = CommandTable::KeyPositions(*s, argv);
+  // EVAL script 0: no keys is a valid call of a command that may take none.
+  if (pos.empty() && (s->flags & kNoMandatoryKeys) && (s->flags & kKeyNum) &&
+      static_cast<size_t>(s->first_key) < argv.size() && argv[static_cast<size_t>(s->first_key)] == "0") {
+    return ctx.reply.ArrayHeader(0);
+  }
   if (pos.empty() && (s->flags & kKeyNum)) {
     return ctx.Error(protocol::err::kGetkeysInvalidArgs);  // a bad key count
   }

@@ -176,10 +176,14 @@ void SwapDb(CommandContext& ctx) {
     ctx.server.TouchWatchedInDb(static_cast<int>(a), static_cast<int>(b));
     ctx.server.TouchWatchedInDb(static_cast<int>(b), static_cast<int>(a));
     ctx.server.db(static_cast<int>(a)).Swap(ctx.server.db(static_cast<int>(b)));
-    // Clients blocked on a key that the swap brought in wake and look again.
+    // Clients blocked on a key that the swap brought in or took away wake and
+    // look again.
     for (int db : {static_cast<int>(a), static_cast<int>(b)}) {
       for (const std::string& key : ctx.server.waiting().WaitedKeys(db)) {
-        if (ctx.server.db(db).Find(key) != nullptr) ctx.server.waiting().KeyReady(db, key);
+        if (ctx.server.db(static_cast<int>(a)).Find(key) != nullptr ||
+            ctx.server.db(static_cast<int>(b)).Find(key) != nullptr) {
+          ctx.server.waiting().KeyReady(db, key);
+        }
       }
     }
   }

@@ -96,9 +96,12 @@ void ServeGroup(CommandContext& ctx, const ReadArgs& a, std::string_view key, St
   protocol::ReplyWriter& r = ctx.reply;
   const bool existed = g->FindConsumer(a.consumer) != nullptr;
   StreamConsumer* consumer = stream_ops::FindOrCreateConsumer(ctx, key, g, a.consumer);
-  if (!existed) {
+  // Redis logs a consumer XREADGROUP creates only for a NOACK read (an XCLAIM
+  // creates it otherwise); feedkv logs it too when nothing else would.
+  auto log_consumer = [&] {
     ctx.PropagateAs({"XGROUP", "CREATECONSUMER", std::string(key), std::string(a.group), std::string(a.consumer)});
-  }
+  };
+  if (!existed && a.noack) log_consumer();
   const int64_t now = NowMs();
   StreamId start = after;
   start.Incr();
@@ -123,6 +126,7 @@ void ServeGroup(CommandContext& ctx, const ReadArgs& a, std::string_view key, St
       nack->delivery_time_ms = now;
       ++nack->delivery_count;
     }
+    if (!existed) log_consumer();
     return;
   }
   std::vector<std::pair<StreamId, std::vector<std::string_view>>> found;
@@ -150,6 +154,7 @@ void ServeGroup(CommandContext& ctx, const ReadArgs& a, std::string_view key, St
       ctx.Dirty();
     }
   }
+  if (!existed && !a.noack && found.empty()) log_consumer();
   if (a.noack && !found.empty()) {
     ctx.PropagateAs({"XGROUP", "SETID", std::string(key), std::string(a.group), g->last_id.ToString(),
                      "ENTRIESREAD", std::to_string(g->entries_read)});
@@ -167,18 +172,27 @@ void ReadGeneric(CommandContext& ctx, bool group_read) {
   std::vector<StreamValue*> streams(a.nstreams);
   std::vector<StreamGroup*> groups(a.nstreams);
   std::vector<Entry*> entries(a.nstreams);
+  const bool retry = IsRetry(ctx);
   bool resolved_dollar = false;
   for (size_t k = 0; k < a.nstreams; ++k) {
     const std::string_view key = ctx.arg(a.streams_at + k);
     const size_t id_arg = a.streams_at + a.nstreams + k;
     if (group_read) {
-      if (Status st = stream_ops::FindForWrite(ctx, key, &entries[k], &streams[k]); !st.ok()) return ctx.Error(st);
+      // Run again after blocking, a read whose key or group went away answers
+      // Redis's unblocking errors.
+      Status st = stream_ops::FindForWrite(ctx, key, &entries[k], &streams[k]);
+      if (retry && (!st.ok() || streams[k] == nullptr)) return ctx.Error(protocol::err::kStreamUnblockedKeyGone);
+      if (!st.ok()) return ctx.Error(st);
       groups[k] = streams[k] == nullptr ? nullptr : streams[k]->FindGroup(a.group);
+      if (groups[k] == nullptr && retry) return ctx.Error(protocol::err::kStreamUnblockedGroupGone);
       if (groups[k] == nullptr) return ctx.Error(fmt::format(protocol::err::kStreamNoGroupRead, key, a.group));
     } else {
-      const StreamValue* found;
-      if (!ctx.Found(stream_ops::Find(ctx, key), &found)) return;
-      streams[k] = const_cast<StreamValue*>(found);
+      StatusOr<const StreamValue*> found = stream_ops::Find(ctx, key);
+      // A blocked XREAD keeps waiting while its key holds another type.
+      if (!found.ok() && retry) found = static_cast<const StreamValue*>(nullptr);
+      const StreamValue* s;
+      if (!ctx.Found(std::move(found), &s)) return;
+      streams[k] = const_cast<StreamValue*>(s);
     }
     if (ctx.arg(id_arg) == "$") {
       if (group_read) return ctx.Error(protocol::err::kStreamDollarInGroup);
@@ -208,7 +222,7 @@ void ReadGeneric(CommandContext& ctx, bool group_read) {
   }
   if (!serve.empty()) {
     int64_t count = a.count;
-    if (count == 0 && IsRetry(ctx)) count = kBlockedDefaultCount;
+    if (count == 0 && retry) count = kBlockedDefaultCount;
     protocol::ReplyWriter& r = ctx.reply;
     if (r.resp() >= 3) {
       r.MapHeader(serve.size());
