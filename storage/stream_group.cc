@@ -2,10 +2,7 @@
 
 namespace feedkv {
 
-StreamNack* StreamGroup::FindPending(StreamId id) {
-  auto it = pel_.find(id);
-  return it == pel_.end() ? nullptr : &it->second;
-}
+StreamNack* StreamGroup::FindPending(StreamId id) { return pel_.Find(id); }
 
 StreamConsumer* StreamGroup::FindConsumer(std::string_view name) const {
   auto it = consumers_.find(name);
@@ -26,34 +23,33 @@ int64_t StreamGroup::DeleteConsumer(std::string_view name) {
   auto it = consumers_.find(name);
   if (it == consumers_.end()) return -1;
   const auto pending = static_cast<int64_t>(it->second->pending.size());
-  for (StreamId id : it->second->pending) pel_.erase(id);
+  for (const auto& row : it->second->pending) pel_.Erase(row.key);
   consumers_.erase(it);
   return pending;
 }
 
 void StreamGroup::SetPending(StreamId id, StreamConsumer* c, int64_t delivery_time_ms, uint64_t delivery_count) {
-  StreamNack& nack = pel_[id];
-  if (nack.consumer != nullptr && nack.consumer != c) nack.consumer->pending.erase(id);
+  StreamNack& nack = *pel_.Insert(id, StreamNack{}).first;
+  if (nack.consumer != nullptr && nack.consumer != c) nack.consumer->pending.Erase(id);
   nack.consumer = c;
   nack.delivery_time_ms = delivery_time_ms;
   nack.delivery_count = delivery_count;
-  c->pending.insert(id);
+  c->pending.Insert(id, NoValue{});
 }
 
 bool StreamGroup::Ack(StreamId id) {
-  auto it = pel_.find(id);
-  if (it == pel_.end()) return false;
-  it->second.consumer->pending.erase(id);
-  pel_.erase(it);
+  StreamNack* nack = pel_.Find(id);
+  if (nack == nullptr) return false;
+  nack->consumer->pending.Erase(id);
+  pel_.Erase(id);
   return true;
 }
 
 size_t StreamGroup::MemoryUsage() const {
-  // Tree nodes: ~48 bytes of links and colour per std::map/std::set node.
-  size_t bytes = sizeof(*this) + name_.capacity() + pel_.size() * (48 + sizeof(StreamId) + sizeof(StreamNack));
+  // A consumers_ tree node: ~48 bytes of links, colour and malloc header.
+  size_t bytes = sizeof(*this) + name_.capacity() + pel_.MemoryUsage();
   for (const auto& [name, c] : consumers_) {
-    bytes += 48 + sizeof(std::string) + sizeof(StreamConsumer) + 2 * name.capacity() +
-             c->pending.size() * (48 + sizeof(StreamId));
+    bytes += 48 + sizeof(std::string) + sizeof(StreamConsumer) + 2 * name.capacity() + c->pending.MemoryUsage();
   }
   return bytes;
 }

@@ -4,7 +4,9 @@
 // list (PEL) — every ID delivered to a consumer and not yet acknowledged, with
 // when it was last delivered, how many times, and to whom. Each consumer keeps
 // the IDs of its own pending entries, so XPENDING for one consumer and
-// XINFO's per-consumer counts read only that consumer's share.
+// XINFO's per-consumer counts read only that consumer's share. Both lists are
+// SortedChunks (storage/sorted_chunks.h): 40 bytes per pending entry in the
+// group's, 16 in its consumer's.
 //
 // Not thread-safe; owned by its stream.
 #pragma once
@@ -13,19 +15,21 @@
 #include <functional>
 #include <map>
 #include <memory>
-#include <set>
 #include <string>
 #include <string_view>
 #include <utility>
 
+#include "storage/sorted_chunks.h"
 #include "storage/stream_id.h"
 
 namespace feedkv {
 
+struct NoValue {};
+
 struct StreamConsumer {
   std::string name;
   int64_t seen_time_ms = 0;  // last interaction (read, claim)
-  std::set<StreamId> pending;
+  SortedChunks<StreamId, NoValue> pending;  // rows: .key is the ID
 };
 
 struct StreamNack {
@@ -43,7 +47,8 @@ class StreamGroup {
   StreamId last_id;
   int64_t entries_read;  // -1: unknown (Redis's SCG_INVALID_ENTRIES_READ)
 
-  const std::map<StreamId, StreamNack>& pel() const { return pel_; }
+  using PendingList = SortedChunks<StreamId, StreamNack>;
+  const PendingList& pel() const { return pel_; }
   StreamNack* FindPending(StreamId id);
   const std::map<std::string, std::unique_ptr<StreamConsumer>, std::less<>>& consumers() const {
     return consumers_;
@@ -65,7 +70,7 @@ class StreamGroup {
 
  private:
   std::string name_;
-  std::map<StreamId, StreamNack> pel_;
+  PendingList pel_;
   std::map<std::string, std::unique_ptr<StreamConsumer>, std::less<>> consumers_;
 };
 

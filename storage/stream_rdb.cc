@@ -118,7 +118,7 @@ void WriteRedisStream(const StreamValue& s, rp::Writer* w) {
       w->String(cname);
       w->Raw(MsTime(c->seen_time_ms));
       w->Length(c->pending.size());
-      for (StreamId id : c->pending) w->Raw(RawId(id));
+      for (const auto& row : c->pending) w->Raw(RawId(row.key));
     }
   }
 }

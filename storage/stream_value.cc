@@ -12,6 +12,7 @@ namespace feedkv {
 namespace {
 
 constexpr uint8_t kDeleted = 1;
+constexpr uint8_t kSameFields = 2;
 // std::map node overhead (links, colour) per node, for MemoryUsage.
 constexpr size_t kTreeNodeBytes = 48;
 
@@ -73,16 +74,38 @@ bool ParseStreamId(std::string_view s, uint64_t missing_seq, StreamId* id, bool*
   return true;
 }
 
+void StreamValue::MasterFields(const Node& node, std::vector<std::string_view>* fields) {
+  fields->clear();
+  const std::string& d = node.data;
+  if (d.empty()) return;
+  size_t pos = 1;
+  ReadVarint(d, &pos);
+  ReadVarint(d, &pos);
+  const uint64_t n = ReadVarint(d, &pos);
+  for (uint64_t i = 0; i < n; ++i) {
+    const uint64_t len = ReadVarint(d, &pos);
+    if (i % 2 == 0) fields->emplace_back(d.data() + pos, len);
+    pos += len;
+  }
+}
+
 void StreamValue::DecodeAt(const Node& node, StreamId master, size_t* pos, StreamId* id, size_t* flags_pos,
-                           std::vector<std::string_view>* items) {
+                           std::vector<std::string_view>* items,
+                           const std::vector<std::string_view>* master_fields) {
   const std::string& d = node.data;
   *flags_pos = *pos;
+  const auto flags = static_cast<uint8_t>(d[*pos]);
   ++*pos;
   id->ms = master.ms + ReadVarint(d, pos);
   id->seq = ReadVarint(d, pos);
-  const uint64_t n = ReadVarint(d, pos);
+  const bool same = (flags & kSameFields) != 0;
+  const uint64_t n = same ? 2 * uint64_t{node.master_nfields} : ReadVarint(d, pos);
   if (items != nullptr) items->clear();
   for (uint64_t i = 0; i < n; ++i) {
+    if (same && i % 2 == 0) {
+      if (items != nullptr) items->push_back((*master_fields)[i / 2]);
+      continue;
+    }
     const uint64_t len = ReadVarint(d, pos);
     if (items != nullptr) items->emplace_back(d.data() + *pos, len);
     *pos += len;
@@ -94,20 +117,44 @@ void StreamValue::Append(StreamId id, std::span<const std::string_view> items, c
   for (std::string_view s : items) item_bytes += s.size();
   bool new_node = nodes_.empty();
   if (!new_node) {
-    const Node& tail = nodes_.rbegin()->second;
+    Node& tail = nodes_.rbegin()->second;
     new_node = (limits.node_max_bytes != 0 && tail.data.size() + item_bytes >= limits.node_max_bytes) ||
                (limits.node_max_entries != 0 && tail.live + tail.deleted >= limits.node_max_entries);
+    if (new_node) {
+      // The node takes no more appends: give back its spare capacity.
+      data_bytes_ -= tail.data.capacity();
+      tail.data.shrink_to_fit();
+      data_bytes_ += tail.data.capacity();
+    }
   }
   auto it = new_node ? nodes_.emplace_hint(nodes_.end(), id, Node{}) : std::prev(nodes_.end());
   Node& node = it->second;
+  bool same = false;
+  if (node.data.empty()) {
+    node.master_nfields = static_cast<uint32_t>(items.size() / 2);
+  } else if (items.size() == 2 * size_t{node.master_nfields}) {
+    // Compare with the first entry's field names where they lie.
+    const std::string& d = node.data;
+    size_t pos = 1;
+    ReadVarint(d, &pos);
+    ReadVarint(d, &pos);
+    const uint64_t n = ReadVarint(d, &pos);
+    same = true;
+    for (uint64_t i = 0; same && i < n; ++i) {
+      const uint64_t len = ReadVarint(d, &pos);
+      if (i % 2 == 0) same = std::string_view(d.data() + pos, len) == items[i];
+      pos += len;
+    }
+  }
   const size_t cap_before = node.data.capacity();
-  node.data.push_back(0);
+  node.data.push_back(static_cast<char>(same ? kSameFields : 0));
   PutVarint(&node.data, id.ms - it->first.ms);
   PutVarint(&node.data, id.seq);
-  PutVarint(&node.data, items.size());
-  for (std::string_view s : items) {
-    PutVarint(&node.data, s.size());
-    node.data.append(s);
+  if (!same) PutVarint(&node.data, items.size());
+  for (size_t i = 0; i < items.size(); ++i) {
+    if (same && i % 2 == 0) continue;
+    PutVarint(&node.data, items[i].size());
+    node.data.append(items[i]);
   }
   data_bytes_ += node.data.capacity() - cap_before;
   ++node.live;
@@ -126,7 +173,7 @@ void StreamValue::SetLastId(StreamId id, uint64_t entries_added, StreamId max_de
 void StreamValue::ForRange(StreamId start, StreamId end, bool reverse,
                            const std::function<bool(const StreamEntry&)>& fn) const {
   if (start > end || nodes_.empty()) return;
-  std::vector<std::string_view> items;
+  std::vector<std::string_view> items, fields;
   StreamEntry entry;
   size_t flags_pos;
   if (!reverse) {
@@ -134,8 +181,9 @@ void StreamValue::ForRange(StreamId start, StreamId end, bool reverse,
     if (it != nodes_.begin()) --it;
     for (; it != nodes_.end() && it->first <= end; ++it) {
       const Node& node = it->second;
+      MasterFields(node, &fields);
       for (size_t pos = 0; pos < node.data.size();) {
-        DecodeAt(node, it->first, &pos, &entry.id, &flags_pos, &items);
+        DecodeAt(node, it->first, &pos, &entry.id, &flags_pos, &items, &fields);
         if (entry.id > end) return;
         if ((node.data[flags_pos] & kDeleted) || entry.id < start) continue;
         entry.items = items;
@@ -154,9 +202,10 @@ void StreamValue::ForRange(StreamId start, StreamId end, bool reverse,
       offsets.push_back(pos);
       DecodeAt(node, it->first, &pos, &entry.id, &flags_pos, nullptr);
     }
+    MasterFields(node, &fields);
     for (auto o = offsets.rbegin(); o != offsets.rend(); ++o) {
       size_t pos = *o;
-      DecodeAt(node, it->first, &pos, &entry.id, &flags_pos, &items);
+      DecodeAt(node, it->first, &pos, &entry.id, &flags_pos, &items, &fields);
       if (entry.id < start) return;
       if ((node.data[flags_pos] & kDeleted) || entry.id > end) continue;
       entry.items = items;

@@ -5,10 +5,13 @@
 // Entries live in nodes, as Redis's rax of listpacks: a node is one contiguous
 // buffer of entries appended in ID order, keyed in an ordered map by the ID of
 // its first entry (its master ID). An entry is
-//   flags (1 byte: bit 0 deleted) | varint ms - master.ms | varint seq |
-//   varint item count | per item varint length, bytes
-// so a small entry costs its bytes plus a few, and a range read walks whole
-// buffers. Appending goes to the last node until it holds
+//   flags (1 byte: bit 0 deleted, bit 1 same fields) | varint ms - master.ms |
+//   varint seq | [varint item count] | per item varint length, bytes
+// where an entry with the same field names as the node's first entry (what an
+// application writing one kind of event produces) stores only its values, as
+// Redis's SAMEFIELDS entries do. So a small entry costs its values plus a few
+// bytes, and a range read walks whole buffers. A node that stops taking
+// appends is trimmed to its size. Appending goes to the last node until it holds
 // stream-node-max-entries entries (deleted ones count) or would pass
 // stream-node-max-bytes; then a new node starts. XDEL marks an entry deleted
 // in place; a node whose entries are all deleted is dropped. Trimming drops
@@ -120,13 +123,18 @@ class StreamValue final : public Object {
     std::string data;
     uint32_t live = 0;
     uint32_t deleted = 0;
+    uint32_t master_nfields = 0;  // fields of the first entry
   };
   using NodeMap = std::map<StreamId, Node>;
 
+  // The field names of a node's first entry, which later entries may share.
+  static void MasterFields(const Node& node, std::vector<std::string_view>* fields);
   // Decodes the entry at data[*pos] of a node keyed `master`, advancing *pos.
-  // *flags_pos is the offset of its flags byte.
+  // *flags_pos is the offset of its flags byte. With `items`, `master_fields`
+  // must be the node's MasterFields.
   static void DecodeAt(const Node& node, StreamId master, size_t* pos, StreamId* id, size_t* flags_pos,
-                       std::vector<std::string_view>* items);
+                       std::vector<std::string_view>* items,
+                       const std::vector<std::string_view>* master_fields = nullptr);
   void DropNode(NodeMap::iterator it);
   void RefreshFirstId();
   uint64_t Trim(bool by_len, uint64_t maxlen, StreamId minid, bool approx, uint64_t limit);

@@ -200,8 +200,8 @@ void XPending(CommandContext& ctx) {
       r.Null();
       return r.NullArray();
     }
-    ReplyStreamId(r, g->pel().begin()->first);
-    ReplyStreamId(r, g->pel().rbegin()->first);
+    ReplyStreamId(r, g->pel().front().key);
+    ReplyStreamId(r, g->pel().back().key);
     size_t with_pending = 0;
     for (const auto& [name, c] : g->consumers()) with_pending += c->pending.empty() ? 0 : 1;
     r.ArrayHeader(with_pending);
@@ -217,7 +217,7 @@ void XPending(CommandContext& ctx) {
   const int64_t now = NowMs();
   auto take = [&](StreamId id) {
     if (count == 0 || id > end) return false;
-    const StreamNack& nack = g->pel().at(id);
+    const StreamNack& nack = *g->pel().Find(id);
     if (min_idle != 0 && now - nack.delivery_time_ms < min_idle) return true;
     rows.emplace_back(id, &nack);
     --count;
@@ -226,10 +226,10 @@ void XPending(CommandContext& ctx) {
   if (has_consumer) {
     const StreamConsumer* c = g->FindConsumer(consumer_name);
     if (c == nullptr) return r.ArrayHeader(0);
-    for (auto it = c->pending.lower_bound(start); it != c->pending.end() && take(*it); ++it) {
+    for (auto it = c->pending.lower_bound(start); it != c->pending.end() && take(it->key); ++it) {
     }
   } else {
-    for (auto it = g->pel().lower_bound(start); it != g->pel().end() && take(it->first); ++it) {
+    for (auto it = g->pel().lower_bound(start); it != g->pel().end() && take(it->key); ++it) {
     }
   }
   r.ArrayHeader(rows.size());
@@ -383,30 +383,37 @@ void XAutoClaim(CommandContext& ctx) {
   // Redis allocates count IDs up front and fails on a count it cannot allocate.
   if (count > (int64_t{1} << 40)) return ctx.Error(protocol::err::kStreamCountTooHigh);
   const int64_t now = NowMs();
-  int64_t attempts = count * 10;
+  const int64_t attempts = count * 10;
   StreamConsumer* consumer = nullptr;
   std::vector<StreamId> claimed, dropped;
   std::vector<std::string> scratch;
+  // The rows this call may visit (count * 10 at most, as Redis's attempts), and
+  // the cursor after them; visited before anything changes the list.
+  std::vector<StreamId> visit;
   auto it = g->pel().lower_bound(start);
-  for (; attempts > 0 && count > 0 && it != g->pel().end(); --attempts) {
-    const StreamId id = it->first;
-    const StreamNack& nack = it->second;
-    ++it;
+  for (; it != g->pel().end() && static_cast<int64_t>(visit.size()) < attempts; ++it) visit.push_back(it->key);
+  StreamId next = it == g->pel().end() ? StreamId{} : it->key;
+  size_t visited = 0;
+  for (StreamId id : visit) {
+    if (count == 0) break;
+    ++visited;
+    StreamNack* nack = g->FindPending(id);
     if (!s->Get(id, &scratch)) {
-      PropagateClaim(ctx, *g, id, nack);
+      PropagateClaim(ctx, *g, id, *nack);
       g->Ack(id);
       dropped.push_back(id);
       --count;
       continue;
     }
-    if (min_idle != 0 && now - nack.delivery_time_ms < min_idle) continue;
+    if (min_idle != 0 && now - nack->delivery_time_ms < min_idle) continue;
     if (consumer == nullptr) consumer = stream_ops::FindOrCreateConsumer(ctx, ctx.arg(1), g, ctx.arg(3));
-    g->SetPending(id, consumer, now, nack.delivery_count + (justid ? 0 : 1));
+    g->SetPending(id, consumer, now, nack->delivery_count + (justid ? 0 : 1));
     claimed.push_back(id);
     --count;
     PropagateClaim(ctx, *g, id, *g->FindPending(id));
   }
-  const StreamId next = it == g->pel().end() ? StreamId{} : it->first;
+  // Stopped by COUNT: the cursor is the first row not visited.
+  if (visited < visit.size()) next = visit[visited];
   ctx.db().UpdateObjectMemory(e);
   protocol::ReplyWriter& r = ctx.reply;
   r.ArrayHeader(3);

@@ -107,10 +107,10 @@ void ReplyStreamInfo(CommandContext& ctx, const StreamValue& s) {
     size_t n = 0;
     for (auto it = g->pel().begin(); n < npel; ++it, ++n) {
       r.ArrayHeader(4);
-      ReplyStreamId(r, it->first);
-      r.Bulk(it->second.consumer->name);
-      r.Integer(it->second.delivery_time_ms);
-      r.Integer(static_cast<int64_t>(it->second.delivery_count));
+      ReplyStreamId(r, it->key);
+      r.Bulk(it->value.consumer->name);
+      r.Integer(it->value.delivery_time_ms);
+      r.Integer(static_cast<int64_t>(it->value.delivery_count));
     }
     r.Bulk("consumers");
     r.ArrayHeader(g->consumers().size());
@@ -127,9 +127,9 @@ void ReplyStreamInfo(CommandContext& ctx, const StreamValue& s) {
       r.ArrayHeader(ncpel);
       size_t k = 0;
       for (auto it = c->pending.begin(); k < ncpel; ++it, ++k) {
-        const StreamNack& nack = g->pel().at(*it);
+        const StreamNack& nack = *g->pel().Find(it->key);
         r.ArrayHeader(3);
-        ReplyStreamId(r, *it);
+        ReplyStreamId(r, it->key);
         r.Integer(nack.delivery_time_ms);
         r.Integer(static_cast<int64_t>(nack.delivery_count));
       }

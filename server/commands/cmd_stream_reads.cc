@@ -109,7 +109,7 @@ void ServeGroup(CommandContext& ctx, const ReadArgs& a, std::string_view key, St
     std::vector<StreamId> ids;
     for (auto it = consumer->pending.lower_bound(start);
          it != consumer->pending.end() && (count == 0 || ids.size() < count); ++it) {
-      ids.push_back(*it);
+      ids.push_back(it->key);
     }
     r.ArrayHeader(ids.size());
     std::vector<std::string> items;

@@ -668,3 +668,35 @@ def test_a_master_command_that_fails_on_the_replica_stops_applying_and_skips_not
     wait_until(lambda: replica.log_text().count(f"Replication stopped at offset {at}") == 2,
                timeout=30, what="the retry to stop at the same offset")
     assert stopped_at() == at and rc.get("after") is None
+
+
+def test_streams_and_consumer_groups_replicate(tmp_path):
+    master, replica = start_pair(tmp_path, master_args=("--stream-node-max-entries", "5"))
+    mc = master.client()
+    for i in range(40):
+        mc.xadd("events", {"n": str(i)})
+    mc.xadd("events", {"n": "capped"}, maxlen=20, approximate=True)
+    mc.xdel("events", mc.xrange("events", count=1)[0][0])
+    mc.xgroup_create("events", "g", id="0")
+    mc.xreadgroup("g", "a", {"events": ">"}, count=6)
+    mc.xreadgroup("g", "b", {"events": ">"}, count=3, noack=True)
+    first = mc.xrange("events", count=2)
+    mc.xack("events", "g", first[0][0])
+    mc.xclaim("events", "g", "c", 0, [first[1][0]])
+    mc.xautoclaim("events", "g", "d", 0, "0-0", count=2)
+    mc.xgroup_createconsumer("events", "g", "idle")
+    mc.xtrim("events", minid=mc.xrange("events", count=4)[-1][0])
+    mc.execute_command("XSETID", "events", "99999999999999-0")
+    wait_until(lambda: offsets_match(master, replica), timeout=30, what="the replica to catch up")
+    rc = replica.client()
+    assert rc.xrange("events") == mc.xrange("events")
+
+    def pending(c):
+        return [(p["message_id"], p["consumer"], p["times_delivered"])
+                for p in c.xpending_range("events", "g", "-", "+", 100)]
+
+    assert pending(rc) == pending(mc)
+    assert rc.xinfo_groups("events") == mc.xinfo_groups("events")
+    assert sorted(c["name"] for c in rc.xinfo_consumers("events", "g")) == \
+        sorted(c["name"] for c in mc.xinfo_consumers("events", "g"))
+    assert digest(master) == digest(replica)

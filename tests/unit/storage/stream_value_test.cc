@@ -179,8 +179,8 @@ TEST(StreamValueTest, SnapshotFormRoundTripsGroupsAndRejectsCorruption) {
   EXPECT_EQ(g1->entries_read, 5);
   EXPECT_EQ(back->FindGroup("g2")->entries_read, -1);
   ASSERT_EQ(g1->pel().size(), 2u);
-  EXPECT_EQ(g1->pel().at({2, 1}).consumer->name, "bob");
-  EXPECT_EQ(g1->pel().at({2, 1}).delivery_count, 3u);
+  EXPECT_EQ(g1->pel().Find({2, 1})->consumer->name, "bob");
+  EXPECT_EQ(g1->pel().Find({2, 1})->delivery_count, 3u);
   EXPECT_EQ(g1->FindConsumer("alice")->seen_time_ms, 111);
 
   std::unique_ptr<Object> copy = s.Clone();
