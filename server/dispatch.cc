@@ -68,7 +68,13 @@ Database& CommandContext::db() { return server.db(client.db); }
 
 // A command applied from the log sees the clock stand still at 0, so no key
 // expires: the log holds a DEL for every expiry that really happened.
-int64_t CommandContext::now_ms() const { return from_log ? 0 : NowMs(); }
+int64_t CommandContext::now_ms() const {
+  if (from_log) return 0;
+  // Inside a script the clock stands at the script's start (Redis's script
+  // time snapshot): a key does not expire between two of its commands.
+  if (client.script_caller != nullptr) return server.scripts().start_unix_ms();
+  return NowMs();
+}
 
 bool CommandContext::can_block() const {
   // Redis's rule: inside MULTI/EXEC (a nested call) or from the log a command

@@ -80,6 +80,22 @@ void PushReadonlyProxy(lua_State* L, int idx) {
   lua_pop(L, 1);
 }
 
+// loadstring that refuses binary chunks (they start with LUA_SIGNATURE's
+// escape byte); text goes to the original, upvalue 1.
+int TextOnlyLoadstring(lua_State* L) {
+  size_t n = 0;
+  const char* code = luaL_checklstring(L, 1, &n);
+  if (n > 0 && code[0] == LUA_SIGNATURE[0]) {
+    lua_pushnil(L);
+    lua_pushstring(L, "attempt to load a binary chunk");
+    return 2;
+  }
+  lua_pushvalue(L, lua_upvalueindex(1));
+  lua_insert(L, 1);
+  lua_call(L, lua_gettop(L) - 1, LUA_MULTRET);
+  return lua_gettop(L);
+}
+
 // pcall as Redis 7.0 gives scripts: an error table with a string `err` is
 // returned as that string, so scripts see redis.call's errors as text.
 int ScriptPcall(lua_State* L) {
@@ -147,6 +163,10 @@ void CountHook(lua_State* L, lua_Debug*) {
   auto* engine = static_cast<ScriptEngine*>(lua_touserdata(L, -1));
   lua_pop(L, 1);
   if (engine == nullptr || !engine->running_lua() || !engine->CheckBusy()) return;
+  // From now on the hook fires on every line, so a script that catches the
+  // error with pcall meets it again at its next line outside (Redis's
+  // luaMaskCountHook does the same); the run's end sets the hook back.
+  lua_sethook(L, CountHook, LUA_MASKLINE | LUA_MASKCOUNT, 1);
   PushErrorTable(L, engine->loading() ? std::string("FUNCTION LOAD timeout")
                                       : std::string("-") + protocol::err::kScriptKilled);
   lua_error(L);
@@ -243,6 +263,11 @@ void ScriptEngine::Open() {
   }
   lua_pushcfunction(L, ScriptPcall);
   lua_setglobal(L, "pcall");
+  // loadstring of precompiled bytecode is refused (bytecode can break the
+  // sandbox), as Redis 7.0's: it returns nil and a message.
+  lua_getglobal(L, "loadstring");
+  lua_pushcclosure(L, TextOnlyLoadstring, 1);
+  lua_setglobal(L, "loadstring");
   lua_pushcfunction(L, ProtectedRawset);
   lua_setglobal(L, "rawset");
   OpenRedisLibrary(L, this);
@@ -317,8 +342,10 @@ void ScriptEngine::Open() {
   load_api_ref_ = luaL_ref(L, LUA_REGISTRYINDEX);
   lua_pushcfunction(L, ErrorHandler);
   handler_ref_ = luaL_ref(L, LUA_REGISTRYINDEX);
-  lua_sethook(L, CountHook, LUA_MASKCOUNT, 100000);
+  RestoreCountHook();
 }
+
+void ScriptEngine::RestoreCountHook() { lua_sethook(L_, CountHook, LUA_MASKCOUNT, 100000); }
 
 void ScriptEngine::Close() {
   if (L_ != nullptr) lua_close(L_);
@@ -480,6 +507,7 @@ void ScriptEngine::Execute(CommandContext& ctx, std::string_view sha, bool read_
   const int nargs = push(L);
   caller_ = &ctx.client;
   start_ns_ = MonotonicClock::NowNs();
+  start_unix_ms_ = ctx.now_ms();
   if (busy_threshold_ms_ < 0) {
     busy_threshold_ms_ = std::strtoll(server_.config().ValueOf("busy-reply-threshold").c_str(), nullptr, 10);
   }
@@ -492,6 +520,7 @@ void ScriptEngine::Execute(CommandContext& ctx, std::string_view sha, bool read_
     server_.Log(3, "Script returned after being busy; serving clients again.");
   }
   kill_requested_ = false;
+  RestoreCountHook();
   if (rc == 0) {
     WriteLuaAsReply(L, -1, run_.resp, ctx.reply);
   } else if (lua_istable(L, -1)) {

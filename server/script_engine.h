@@ -111,6 +111,9 @@ class ScriptEngine {
   bool running_function() const { return run_.caller != nullptr && run_.function; }
   // How long the running script has run, in milliseconds (FUNCTION STATS).
   int64_t running_ms() const;
+  // The clock a running script's commands see: the time it started (unix ms),
+  // so a key does not expire in the middle of a script, as Redis's.
+  int64_t start_unix_ms() const { return start_unix_ms_; }
 
   // INFO: number_of_cached_scripts, used_memory_lua / used_memory_scripts.
   size_t num_scripts() const { return scripts_.size(); }
@@ -140,6 +143,9 @@ class ScriptEngine {
   // clients and stops the script when killed or when the server shuts down.
   // Returns true if the script must stop.
   bool CheckBusy();
+  // The count hook every 100,000 instructions (a killed run switched it to
+  // every line).
+  void RestoreCountHook();
   // While FUNCTION LOAD runs a library's code: where redis.register_function
   // puts what it registers (null otherwise).
   bool loading() const { return loading_; }
@@ -182,6 +188,7 @@ class ScriptEngine {
   bool busy_ = false;
   bool kill_requested_ = false;
   int64_t start_ns_ = 0;
+  int64_t start_unix_ms_ = 0;
   int64_t busy_after_ms_ = 0;   // busy-reply-threshold when the script began
   bool running_lua_ = false;
   int64_t busy_threshold_ms_ = -1;  // the setting, parsed once (-1: read it again)

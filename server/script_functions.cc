@@ -212,6 +212,7 @@ bool ScriptEngine::RunLibraryCode(std::string_view code, FunctionLibrary* lib, s
   const int rc = lua_pcall(L, 0, 0, -2);
   running_lua_ = outer;
   loading_ = false;
+  RestoreCountHook();
   registering_ = nullptr;
   // From now on the callbacks see the ordinary globals, the full `redis` too.
   lua_rawgeti(L, LUA_REGISTRYINDEX, meta_ref);

@@ -60,7 +60,11 @@ CallOutcome RunCommand(lua_State* L, ScriptEngine& engine, std::span<const std::
   Server& server = engine.server();
   ScriptEngine::RunState& run = *engine.running();
   const CommandSpec* spec = server.table().Lookup(argv);
+  // The arguments leave Lua's stack before the result is pushed (the views in
+  // argv are not read after that), so a call with as many arguments as the
+  // stack holds (unpack of 7999 values) still has room for its reply, as Redis.
   auto refuse = [&](std::string_view text) {
+    lua_settop(L, 0);
     PushErrorTable(L, text);
     return CallOutcome::kError;
   };
@@ -69,7 +73,9 @@ CallOutcome RunCommand(lua_State* L, ScriptEngine& engine, std::span<const std::
   if ((spec->arity > 0 && argc != spec->arity) || (spec->arity < 0 && argc < -spec->arity)) {
     return refuse(protocol::err::kScriptWrongArity);
   }
-  if (spec->flags & (kNoScript | kProtected)) return refuse(protocol::err::kScriptNotAllowed);
+  if ((spec->flags & (kNoScript | kProtected)) && !server.script_deny_disabled()) {
+    return refuse(protocol::err::kScriptNotAllowed);
+  }
   // The caller's ACL user, as Redis's scriptVerifyACL (logged with context "lua").
   if (const AclUser* user = engine.client().user; user != nullptr && !user->unrestricted) {
     int idx = 0;
@@ -99,6 +105,7 @@ CallOutcome RunCommand(lua_State* L, ScriptEngine& engine, std::span<const std::
   Client& client = engine.client();
   client.out.clear();
   server.Call(client, *spec, argv);
+  lua_settop(L, 0);
   if (spec->flags & kWrite) run.wrote = true;
   const std::string& reply = client.out;
   if (!reply.empty() && reply[0] == '-') {

@@ -122,6 +122,18 @@ class ReplyReader {
         lua_pushlstring(L, line.data(), line.size());
         lua_setfield(L, -2, "big_number");
         return true;
+      case '|': {
+        // An attribute: scripts never see it (Redis's Lua parser skips it);
+        // the value it annotates follows.
+        int64_t n = 0;
+        std::from_chars(line.data(), line.data() + line.size(), n);
+        if (n < 0 || static_cast<uint64_t>(n) > b_.size()) return false;
+        for (int64_t i = 0; i < 2 * n; ++i) {
+          if (!Push(L, depth + 1)) return false;
+          lua_pop(L, 1);
+        }
+        return Push(L, depth);
+      }
       default:
         return false;
     }
@@ -222,15 +234,30 @@ void WriteValue(lua_State* L, int idx, int script_resp, protocol::ReplyWriter& w
   }
   lua_pop(L, 1);
   if (StringField(L, idx, "big_number", &s)) {
+    // CR and LF become spaces in both protocols, as Redis's sdsmapchars.
+    std::string digits;
+    for (char c : s) digits.push_back(c == '\r' || c == '\n' ? ' ' : c);
     if (w.resp() == 3) {
-      std::string line = "(";
-      for (char c : s) line.push_back(c == '\r' || c == '\n' ? ' ' : c);
-      w.Raw(line + "\r\n");
+      w.Raw("(" + digits + "\r\n");
     } else {
-      w.Bulk(s);
+      w.Bulk(digits);
     }
     return;
   }
+  // {verbatim_string = {format = "txt", string = "..."}}: a verbatim string
+  // (a bulk string in RESP2), as Redis's luaReplyToRedisReply.
+  lua_pushstring(L, "verbatim_string");
+  lua_rawget(L, idx);
+  if (lua_type(L, -1) == LUA_TTABLE) {
+    const int v = lua_gettop(L);
+    std::string_view format, text;
+    if (StringField(L, v, "format", &format) && StringField(L, v, "string", &text) && format.size() == 3) {
+      w.Verbatim(text, format);
+      lua_pop(L, 1);
+      return;
+    }
+  }
+  lua_pop(L, 1);
   for (const char* kind : {"map", "set"}) {
     lua_pushstring(L, kind);
     lua_rawget(L, idx);

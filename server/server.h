@@ -388,6 +388,9 @@ class Server {
   void RemoveMonitor(Client* c);
   // DEBUG SET-ACTIVE-EXPIRE: whether cron expires keys nobody reads.
   void set_active_expire(bool on) { active_expire_ = on; }
+  // DEBUG SET-DISABLE-DENY-SCRIPTS: scripts may call noscript commands (tests).
+  void set_script_deny_disabled(bool on) { script_deny_disabled_ = on; }
+  bool script_deny_disabled() const { return script_deny_disabled_; }
 
   void Log(int level, std::string_view msg);  // 0 debug .. 3 warning
 
@@ -495,6 +498,7 @@ class Server {
   std::unique_ptr<Persistence> persistence_;
   std::unique_ptr<Replication> replication_;
   bool active_expire_ = true;
+  bool script_deny_disabled_ = false;
 };
 
 int64_t NowMs();

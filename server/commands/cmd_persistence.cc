@@ -102,6 +102,9 @@ constexpr std::string_view kDebugHelp[] = {
     "    Setting it to 0 disables expiring keys in background when they are not",
     "    accessed (otherwise the Redis behavior). Setting it to 1 reenables back the",
     "    default.",
+    "SET-DISABLE-DENY-SCRIPTS <0|1>",
+    "    Enable/disable the ability to call commands flagged 'noscript' (and, in",
+    "    feedkv, 'protected') from scripts, for tests.",
     "SLEEP <seconds>",
     "    Stop the server for <seconds>. Decimals allowed.",
     "HELP",
@@ -317,6 +320,11 @@ void Debug(CommandContext& ctx) {
     ctx.reply.Ok();
     return;
   }
+  if (EqualsIgnoreCase(sub, "SET-DISABLE-DENY-SCRIPTS") && ctx.argc() == 3) {
+    ctx.server.set_script_deny_disabled(std::atoi(std::string(ctx.arg(2)).c_str()) != 0);
+    ctx.reply.Ok();
+    return;
+  }
   if (EqualsIgnoreCase(sub, "COLD-DELAY") && ctx.argc() == 3) {
     // feedkv's: every cold read batch sleeps this long first (tests of the
     // hot path's independence from disk speed).
@@ -339,7 +347,8 @@ void Debug(CommandContext& ctx) {
   if (EqualsIgnoreCase(sub, "LOADAOF") && ctx.argc() == 2) return DebugLoadAof(ctx);
   if (EqualsIgnoreCase(sub, "POPULATE") && ctx.argc() >= 3 && ctx.argc() <= 5) return Populate(ctx);
   if (EqualsIgnoreCase(sub, "OBJECT") && ctx.argc() == 3) {
-    const Entry* e = ctx.db().Lookup(ctx.arg(2), ctx.now_ms());
+    // The key as stored, expired or not (Redis's dictFind): looking must not delete it.
+    const Entry* e = ctx.db().Find(ctx.arg(2));
     if (e == nullptr) return ctx.Error(protocol::err::kNoSuchKey);
     std::string_view enc = "embstr";
     if (e->type != ValueType::kString) {

@@ -306,3 +306,41 @@ def test_function_library_metadata_and_registration_errors(server):
     reply = c.cmd("FUNCTION", "restore", "a", "b", "c")  # echoed as sent
     assert str(reply) == "ERR unknown subcommand or wrong number of arguments for 'restore'. Try FUNCTION HELP."
     c.cmd("FUNCTION", "FLUSH")
+
+
+def scripting_case_replies(srv):
+    """The replies of Redis 7.0's scripting.tcl cases that feedkv used to fail."""
+    c = RawConn(srv.port)
+    out = []
+    # A call with as many arguments as Lua's C stack holds still has room for its reply.
+    out.append(c.cmd("EVAL", "local a = {} for i=1,7999 do a[i] = 1 end "
+                             "return redis.call('lpush', 'l', unpack(a))", "0"))
+    # Precompiled bytecode does not load.
+    try:
+        out.append(c.cmd("EVAL", "return loadstring(string.dump(function() return 1 end))()", "0"))
+    except RespError as e:
+        out.append("attempt to call a nil value" in str(e))
+    # A big number's CR/LF become spaces in RESP2 too.
+    out.append(raw_reply(c, "EVAL", "return {big_number='123\\r\\n123'}", "0"))
+    # With deny-script lifted (a DEBUG switch for tests), a script's RESP3 replies
+    # keep their types: attributes skipped, verbatim strings kept.
+    c.cmd("DEBUG", "SET-DISABLE-DENY-SCRIPTS", "1")
+    c.cmd("HELLO", "3")
+    for t in ("attrib", "verbatim", "bignum"):
+        out.append(raw_reply(c, "EVAL", f"redis.setresp(3);return redis.call('debug', 'protocol', '{t}')", "0"))
+    # The clock stands still inside a script: a key set with PX 1 outlives a sleep.
+    out.append(c.cmd("EVAL", "redis.call('SET', 'k', 'v', 'PX', '1') redis.call('DEBUG', 'SLEEP', '0.01') "
+                             "return redis.call('EXISTS', 'k')", "0"))
+    c.cmd("DEBUG", "SET-DISABLE-DENY-SCRIPTS", "0")
+    # DEBUG OBJECT sees an expired key without deleting it.
+    c.cmd("DEBUG", "SET-ACTIVE-EXPIRE", "0")
+    c.cmd("SET", "gone", "v", "PX", "1")
+    time.sleep(0.01)
+    out.append(c.cmd("DEBUG", "OBJECT", "gone") is not None)
+    out.append(c.cmd("EXISTS", "gone"))
+    c.cmd("DEBUG", "SET-ACTIVE-EXPIRE", "1")
+    return out
+
+
+def test_scripting_cases_match_redis(server, redis7_server):
+    assert scripting_case_replies(server) == scripting_case_replies(redis7_server)

@@ -14,7 +14,8 @@ import time
 
 import pytest
 
-from conftest import (assert_same_replies, aof_log_bytes, norm_reply, run_seeded_script, wait_blocked,
+from conftest import (RawConn, RespError, assert_same_replies, aof_log_bytes, norm_reply, run_seeded_script,
+                      wait_blocked,
                       watch_outcomes)
 
 KEYS = ["s1", "s1", "s2", "str"]
@@ -441,3 +442,18 @@ def test_dump_moves_streams_between_redis_and_feedkv(server, redis7_server):
     bad[40] ^= 0xff
     with pytest.raises(Exception, match="Bad data format|checksum"):
         ours.restore("bad", 0, bytes(bad))
+
+
+def test_blocked_xreadgroup_hears_that_its_key_went_away(server, redis7_server):
+    for srv in (server, redis7_server):
+        r = srv.client()
+        for how in (["DEL", "gone"], ["SET", "gone", "x"], ["FLUSHALL"]):
+            r.delete("gone")
+            r.xgroup_create("gone", "g", id="$", mkstream=True)
+            c = RawConn(srv.port)
+            c.send_command("XREADGROUP", "GROUP", "g", "a", "BLOCK", "0", "STREAMS", "gone", ">")
+            wait_blocked(srv, 1)
+            r.execute_command(*how)
+            reply = c.read_reply()
+            assert isinstance(reply, RespError) and "UNBLOCKED the stream key no longer exists" in str(reply), how
+            c.close()
