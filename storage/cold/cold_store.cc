@@ -203,6 +203,10 @@ Status ColdStore::DropSpace(const std::string& space) {
   if (!s.ok()) return FromRocks(s, fmt::format("dropping cold space {}", space));
   db_->DestroyColumnFamilyHandle(h).PermitUncheckedError();
   spaces_.erase(space);
+  // The dropped family's files go once nothing reads them, but RocksDB looks
+  // for such files only when a flush or compaction ends: re-enabling file
+  // deletions scans for them now (files a running job still reads go when it ends).
+  if (db_->DisableFileDeletions().ok()) db_->EnableFileDeletions(/*force=*/false).PermitUncheckedError();
   return Status::OK();
 }
 
