@@ -244,9 +244,7 @@ void XPending(CommandContext& ctx) {
 
 // The idempotent XCLAIM Redis logs for a claim (or a drop) of `id`.
 void PropagateClaim(CommandContext& ctx, const StreamGroup& g, StreamId id, const StreamNack& nack) {
-  ctx.PropagateAs({"XCLAIM", std::string(ctx.arg(1)), std::string(ctx.arg(2)), nack.consumer->name, "0",
-                   id.ToString(), "TIME", std::to_string(nack.delivery_time_ms), "RETRYCOUNT",
-                   std::to_string(nack.delivery_count), "FORCE", "JUSTID", "LASTID", g.last_id.ToString()});
+  ctx.PropagateAs(stream_ops::ClaimRecord(ctx.arg(1), ctx.arg(2), id, nack, g.last_id));
   ctx.Dirty();
 }
 

@@ -148,9 +148,7 @@ void ServeGroup(CommandContext& ctx, const ReadArgs& a, std::string_view key, St
     ReplyStreamEntry(r, StreamEntry{id, items});
     if (!a.noack) {
       g->SetPending(id, consumer, now, 1);
-      ctx.PropagateAs({"XCLAIM", std::string(key), std::string(a.group), std::string(a.consumer), "0",
-                       id.ToString(), "TIME", std::to_string(now), "RETRYCOUNT", "1", "FORCE", "JUSTID", "LASTID",
-                       g->last_id.ToString()});
+      ctx.PropagateAs(stream_ops::ClaimRecord(key, a.group, id, *g->FindPending(id), g->last_id));
       ctx.Dirty();
     }
   }

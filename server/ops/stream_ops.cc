@@ -46,4 +46,11 @@ StreamConsumer* FindOrCreateConsumer(CommandContext& ctx, std::string_view key, 
   return CreateConsumer(ctx, key, g, name);
 }
 
+std::vector<std::string> ClaimRecord(std::string_view key, std::string_view group, StreamId id,
+                                     const StreamNack& nack, StreamId group_last_id) {
+  return {"XCLAIM", std::string(key), std::string(group), nack.consumer->name, "0", id.ToString(), "TIME",
+          std::to_string(nack.delivery_time_ms), "RETRYCOUNT", std::to_string(nack.delivery_count), "FORCE",
+          "JUSTID", "LASTID", group_last_id.ToString()};
+}
+
 }  // namespace feedkv::server::stream_ops

@@ -4,7 +4,9 @@
 // from the configuration. Command thread only.
 #pragma once
 
+#include <string>
 #include <string_view>
+#include <vector>
 
 #include "server/command_context.h"
 #include "storage/database.h"
@@ -31,5 +33,11 @@ StreamConsumer* CreateConsumer(CommandContext& ctx, std::string_view key, Stream
 // The consumer `name`, its seen time set to now, or a new one (CreateConsumer).
 StreamConsumer* FindOrCreateConsumer(CommandContext& ctx, std::string_view key, StreamGroup* g,
                                      std::string_view name);
+
+// The idempotent record Redis logs for a delivery, claim or drop of `id` in
+// group `group` of the stream at `key`:
+//   XCLAIM key group consumer 0 id TIME t RETRYCOUNT n FORCE JUSTID LASTID last
+std::vector<std::string> ClaimRecord(std::string_view key, std::string_view group, StreamId id,
+                                     const StreamNack& nack, StreamId group_last_id);
 
 }  // namespace feedkv::server::stream_ops
