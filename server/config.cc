@@ -1,11 +1,16 @@
 #include "server/config.h"
 
+#include <sys/stat.h>
+
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <charconv>
+#include <cerrno>
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -352,7 +357,23 @@ Config::Config() {
       {[](ServerConfig& c, std::string_view v) { return ParseOutputBufferLimits(v, &c.client_output_buffer_limit); },
        [](const ServerConfig& c) { return FormatOutputBufferLimits(c.client_output_buffer_limit); }, true, {}});
   Int("databases", &ServerConfig::databases, 1, 1024 * 1024, false);
-  Str("dir", &ServerConfig::dir, true);
+  // As Redis, the working directory is `dir` (the server chdirs there, so
+  // relative paths such as aclfile resolve in it) and CONFIG GET shows it
+  // absolute. Here the value is checked and made absolute; Server::EnterDir
+  // changes directory once it is applied.
+  Add("dir", {[](ServerConfig& c, std::string_view v) {
+                char* real = ::realpath(std::string(v).c_str(), nullptr);
+                if (real == nullptr) return Status::InvalidArgument(std::strerror(errno));
+                std::string abs(real);
+                std::free(real);
+                struct stat st;
+                if (::stat(abs.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
+                  return Status::InvalidArgument(std::strerror(ENOTDIR));
+                }
+                c.dir = std::move(abs);
+                return Status::OK();
+              },
+              [](const ServerConfig& c) { return c.dir; }, true, {}});
   Str("logfile", &ServerConfig::logfile, false);
   Choice<LogLevel>("loglevel", &ServerConfig::loglevel,
                    {{"debug", LogLevel::kDebug}, {"verbose", LogLevel::kVerbose},
@@ -361,6 +382,7 @@ Config::Config() {
                    true);
   Str("pidfile", &ServerConfig::pidfile, false);
   Bool("daemonize", &ServerConfig::daemonize, false);
+  Bool("always-show-logo", &ServerConfig::always_show_logo, false);
   Str("requirepass", &ServerConfig::requirepass, true);
   Int("hz", &ServerConfig::hz, 1, 500, true);
   Int("slowlog-log-slower-than", &ServerConfig::slowlog_log_slower_than, -1, INT64_MAX, true);
@@ -481,6 +503,7 @@ Config::Config() {
   // Where the server writes files: CONFIG SET may change these only when
   // enable-protected-configs allows it (Redis 7's PROTECTED_CONFIG list).
   for (const char* name : {"dir", "dbfilename"}) entries_.at(name).protected_config = true;
+  entries_.at("dir").set(values_, ".").PermitUnchecked();  // CONFIG GET dir is absolute
   AddAlias("zset-max-ziplist-entries", "zset-max-listpack-entries");
   AddAlias("zset-max-ziplist-value", "zset-max-listpack-value");
   AddAlias("hash-max-ziplist-entries", "hash-max-listpack-entries");
@@ -598,7 +621,11 @@ Status Config::SetAtStartup(std::string_view name, std::string_view value) {
 Status Config::LoadFile(const std::string& path) {
   std::ifstream in(path);
   if (!in) return Status::IOError(fmt::format("can't open config file '{}'", path));
-  file_ = path;
+  // Absolute, as Redis: the server changes directory to `dir` before a
+  // CONFIG REWRITE can write the file back.
+  std::error_code ec;
+  const std::filesystem::path abs = std::filesystem::absolute(path, ec);
+  file_ = ec ? path : abs.lexically_normal().string();
   std::string line;
   int lineno = 0;
   while (std::getline(in, line)) {

@@ -72,6 +72,7 @@ struct ServerConfig {
   LogLevel loglevel = LogLevel::kNotice;
   std::string pidfile;
   bool daemonize = false;
+  bool always_show_logo = false;
   std::string requirepass;
   int64_t hz = 10;
   int64_t slowlog_log_slower_than = 10000;  // microseconds

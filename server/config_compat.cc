@@ -45,7 +45,6 @@ const CompatSetting kSettings[] = {
     // Booleans.
     {"rdb-del-sync-files", nullptr, Kind::kBool, "no"},
     {"activerehashing", nullptr, Kind::kBool, "yes"},
-    {"always-show-logo", nullptr, Kind::kBool, "no", 0, 0, nullptr, kImmutable},
     {"set-proc-title", nullptr, Kind::kBool, "yes", 0, 0, nullptr, kImmutable},
     {"dynamic-hz", nullptr, Kind::kBool, "yes"},
     {"lazyfree-lazy-eviction", nullptr, Kind::kBool, "no"},

@@ -393,9 +393,13 @@ class Server {
   bool script_deny_disabled() const { return script_deny_disabled_; }
 
   void Log(int level, std::string_view msg);  // 0 debug .. 3 warning
+  // Makes `dir` the working directory, as Redis (relative paths in settings
+  // resolve there); called at start and whenever CONFIG SET changes it.
+  void EnterDir();
 
  private:
   void AdjustOpenFilesLimit();
+  void LogStartBanner();
   void Cron();
   void ScheduleCron();
   // Points the access clock at the configured maxmemory-policy and LFU tuning.

@@ -3,7 +3,13 @@
 # source package) against feedkv as an external server, each unit on a fresh
 # feedkv, and prints ok / err / exception counts per unit.
 #
-#   tools/run-redis-suite.sh [--src DIR] unit/type/list unit/expire ...
+#   tools/run-redis-suite.sh [--src DIR] [--internal] unit/type/list unit/expire ...
+#
+# By default each unit runs in "external server" mode against one feedkv
+# (tests tagged external:skip are left out). With --internal the harness
+# starts the servers itself, as Redis's CI does: a copy of the tree whose
+# src/redis-server is feedkv, so the tests that start servers with their own
+# settings (acl files, restarts, replicas, DEBUG RELOAD) run too.
 #
 # Needs tclsh and the Redis source tree: with no --src it fetches it once with
 # `apt-get source redis` into /tmp/redis-suite (this adds a deb-src entry for
@@ -14,7 +20,9 @@ here=$(cd "$(dirname "$0")/.." && pwd)
 server="${FEEDKV_BIN:-$here/build/feedkv-server}"
 port="${PORT:-7003}"
 src=""
+internal=0
 if [ "${1:-}" = "--src" ]; then src="$2"; shift 2; fi
+if [ "${1:-}" = "--internal" ]; then internal=1; shift; fi
 if [ -z "$src" ]; then
   src=$(ls -d /tmp/redis-suite/redis-*/ 2>/dev/null | head -1 || true)
   if [ -z "$src" ]; then
@@ -31,6 +39,22 @@ mkdir -p "$src/src"
 for t in redis-cli redis-server redis-benchmark redis-check-aof redis-check-rdb; do
   ln -sf "$(command -v $t)" "$src/src/$t"
 done
+if [ "$internal" = 1 ]; then
+  tree=/tmp/feedkv-suite-internal
+  rm -rf "$tree" && mkdir -p "$tree" && cp -r "$src/tests" "$tree/" && mkdir -p "$tree/src"
+  for t in redis-cli redis-benchmark redis-check-aof redis-check-rdb; do ln -sf "$src/src/$t" "$tree/src/$t"; done
+  ln -sf "$server" "$tree/src/redis-server"
+  for unit in "$@"; do
+    log="$tree/$(basename "$unit").log"
+    (cd "$tree" && timeout "${TIMEOUT:-900}" ./runtest --single "$unit" --clients 1 --timeout 300 \
+       2>&1 | sed 's/\x1b\[[0-9;]*m//g' > "$log") || true
+    echo "== $unit: $(grep -c '^\[ok\]' "$log") ok, $(grep -c '^\[err\]' "$log") err," \
+         "$(grep -c '^\[exception\]' "$log") exception (log: $log)"
+    grep -E '^\[(err|exception)\]' "$log" | head -20 || true
+    pkill -f "redis-server ./tests/tmp/redis.conf" 2>/dev/null || true  # left by a timeout
+  done
+  exit 0
+fi
 for unit in "$@"; do
   redis-cli -p "$port" shutdown nosave >/dev/null 2>&1 || true
   dir=$(mktemp -d /tmp/feedkv-suite.XXXXXX)

@@ -88,6 +88,7 @@ void ConfigCmd(CommandContext& ctx) {
       Status s = ctx.server.ApplyListenConfig(before.values(), &failed_arg);
       if (!s.ok()) {
         config = std::move(before);
+        ctx.server.EnterDir();
         ctx.Error(protocol::err::kErrPrefix + ConfigSetFailed(failed_arg, s.message()));
         return;
       }

@@ -5,9 +5,10 @@ MONITOR around MULTI/EXEC; CLIENT KILL USER. Runs against Redis 7 too."""
 
 import re
 import socket
+import subprocess
 import time
 
-from conftest import RawConn, RespError, free_port, is_real_redis
+from conftest import RawConn, RespError, free_port, is_real_redis, server_binary
 
 # Names Redis 7.0.15 lists in CONFIG GET * that are immutable at runtime.
 IMMUTABLE = {"aclfile", "always-show-logo", "appenddirname", "appendfilename", "aof_rewrite_cpulist",
@@ -187,3 +188,49 @@ def test_save_lines_at_start_up_add_points_as_redis(start_server):
     srv = start_server("--save", "900", "1", "--save", "300", "10", name="saves")
     c = srv.raw()
     assert c.cmd("CONFIG", "GET", "save") == [b"save", b"900 1 300 10"]
+
+
+def test_start_banner_and_working_directory_as_redis(tmp_path):
+    """Tools that start a server, Redis's own test harness among them, wait for
+    " PID: <pid>" in its standard output (always-show-logo yes). As Redis, the
+    server moves into `dir`: CONFIG GET dir is absolute, a relative aclfile is
+    read there, and CONFIG REWRITE still finds a config file named relatively."""
+    data = tmp_path / "data"
+    data.mkdir()
+    (data / "users.acl").write_text("user default on nopass ~* &* +@all\nuser alice on >pw ~* +@all\n")
+    (tmp_path / "server.conf").write_text(
+        f"always-show-logo yes\ndir {data}\naclfile users.acl\nsave ''\nenable-protected-configs yes\n")
+    port = free_port()
+    proc = subprocess.Popen([server_binary(), "server.conf", "--port", str(port)], cwd=tmp_path,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        seen = b""
+        deadline = time.monotonic() + 20
+        while f" PID: {proc.pid}".encode() not in seen and time.monotonic() < deadline:
+            line = proc.stdout.readline()
+            if not line:
+                break
+            seen += line
+        assert f" PID: {proc.pid}".encode() in seen, seen
+        assert f"Port: {port}".encode() in seen, seen
+        c = None
+        for _ in range(100):
+            try:
+                c = RawConn(port)
+                break
+            except OSError:
+                time.sleep(0.05)
+        assert c.cmd("CONFIG", "GET", "dir") == [b"dir", str(data.resolve()).encode()]
+        assert c.cmd("AUTH", "alice", "pw") == "OK"
+        assert c.cmd("CONFIG", "SET", "maxmemory-samples", "7") == "OK"
+        assert c.cmd("CONFIG", "REWRITE") == "OK"
+        assert "maxmemory-samples 7" in (tmp_path / "server.conf").read_text()
+        missing = str(tmp_path / "missing")
+        assert c.cmd("CONFIG", "SET", "dir", missing) == RespError(
+            "ERR CONFIG SET failed (possibly related to argument 'dir') - No such file or directory")
+        c.send_command("SHUTDOWN", "NOSAVE")
+        assert proc.wait(timeout=20) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        proc.wait(timeout=10)
