@@ -311,6 +311,15 @@ inline constexpr char kHllDebugUnknown[] = "ERR Unknown PFDEBUG subcommand '{}'"
 
 // DUMP / RESTORE (cluster.c)
 inline constexpr char kBusyKey[] = "BUSYKEY Target key name already exists.";
+// MIGRATE (Redis's cluster.c texts; the IOERR lines carry no ERR).
+inline constexpr char kMigrateKeysNeedEmptyKey[] =
+    "ERR When using MIGRATE KEYS option, the key argument must be set to the empty string";
+inline constexpr char kMigrateConnect[] = "IOERR error or timeout connecting to the client";
+inline constexpr char kMigrateWrite[] = "IOERR error or timeout writing to target instance";
+inline constexpr char kMigrateRead[] = "IOERR error or timeout reading to target instance";
+inline constexpr char kMigrateTargetErrorPrefix[] = "ERR Target instance replied with error: ";
+// feedkv's own: the client waits for the target, which it cannot do in MULTI or a script.
+inline constexpr char kMigrateCannotWait[] = "ERR MIGRATE cannot run inside MULTI/EXEC or a script";
 inline constexpr char kRestoreTtl[] = "ERR Invalid TTL value, must be >= 0";
 inline constexpr char kRestoreIdleTime[] = "ERR Invalid IDLETIME value, must be >= 0";
 inline constexpr char kRestoreFreq[] = "ERR Invalid FREQ value, must be >= 0 and <= 255";

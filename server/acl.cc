@@ -502,7 +502,7 @@ AclResult AclUsers::CheckSelector(const AclSelector& s, const CommandSpec& spec,
                                [&](const std::string& a) { return LowerAscii(a) == first; });
     if (!allowed) return AclResult::kDeniedCommand;
   }
-  if (!s.all_keys && spec.first_key != 0) {
+  if (!s.all_keys && (spec.first_key != 0 || spec.more_keys != nullptr || spec.keys_proc != nullptr)) {
     for (int pos : CommandTable::KeyPositions(spec, argv)) {
       const uint16_t kf = KeyFlagsOf(spec, argv, pos);
       if (kf & kKeyNotKey) continue;  // a counter id routes like a key but is not one

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <set>
 #include <string>
 #include <vector>
@@ -18,6 +19,7 @@ namespace feedkv::server {
 
 struct CommandSpec;
 struct AclUser;
+struct MigrateState;
 
 struct WatchedKey {
   int db;
@@ -71,6 +73,9 @@ struct Client {
   // While a parked command runs again after its wait ended: its arrival order
   // among the waiters, kept if it parks again (WaitingClients). 0 otherwise.
   uint64_t retry_seq = 0;
+  // A MIGRATE whose transfer is under way or done (server/commands/cmd_dump.cc):
+  // its second run finds the target's replies here.
+  std::shared_ptr<MigrateState> migrate;
 
   // Pub/Sub subscriptions (server/pubsub.h): channels, patterns, shard channels.
   std::set<std::string, std::less<>> channels, patterns, shard_channels;

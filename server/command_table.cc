@@ -171,6 +171,7 @@ void AppendCountedKeys(int at, std::span<const std::string_view> argv, std::vect
 
 std::vector<int> CommandTable::KeyPositions(const CommandSpec& spec,
                                            std::span<const std::string_view> argv) {
+  if (spec.keys_proc != nullptr) return spec.keys_proc(argv);
   std::vector<int> keys;
   if (spec.first_key <= 0 && spec.more_keys == nullptr) return keys;
   const int argc = static_cast<int>(argv.size());
@@ -193,7 +194,8 @@ std::vector<int> CommandTable::KeyPositions(const CommandSpec& spec,
 }
 
 uint32_t DisplayFlags(const CommandSpec& spec) {
-  const bool movable = !spec.keys_end_before.empty() || spec.numkeys_at > 0 || spec.more_keys != nullptr;
+  const bool movable = !spec.keys_end_before.empty() || spec.numkeys_at > 0 || spec.more_keys != nullptr ||
+                       spec.keys_proc != nullptr;
   return spec.flags | (movable ? static_cast<uint32_t>(kKeyNum) : 0u);
 }
 

@@ -171,6 +171,11 @@ struct CommandSpec {
   std::vector<int> (*more_keys)(std::span<const std::string_view> argv) = nullptr;
   // Non-null: which arguments are secrets (AUTH's password).
   SecretArgFn secret_arg = nullptr;
+  // Non-null: the keys are exactly what this scan of the arguments returns
+  // (Redis's getkeys_proc for MIGRATE, whose KEYS option replaces its key
+  // argument); first_key..last_key is then only COMMAND INFO's legacy triple
+  // and first key spec. Such a row is "movablekeys".
+  std::vector<int> (*keys_proc)(std::span<const std::string_view> argv) = nullptr;
 
   // Filled in by CommandTable (zero in a family's declaration).
   const CommandSpec* parent = nullptr;  // the container, for a subcommand row

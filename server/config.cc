@@ -560,7 +560,17 @@ Status Config::Set(std::string_view name, std::string_view value, bool at_runtim
   }
   // Redis names the argument as the client spelled it.
   auto failed = [name](std::string_view why) { return Status::InvalidArgument(ConfigSetFailed(name, why)); };
-  if (at_runtime && !it->second.mutable_at_runtime) return failed(protocol::err::kConfigImmutable);
+  if (at_runtime && !it->second.mutable_at_runtime) {
+    // feedkv's own fixed settings (cold-*) take their current value as a no-op,
+    // so a tool that sets back everything CONFIG GET * lists (Redis's own
+    // "CONFIG sanity" test) passes; Redis's fixed settings refuse, as Redis.
+    ServerConfig trial = values_;
+    if (!it->first.starts_with("cold-") || !it->second.set(trial, value).ok() ||
+        it->second.get(trial) != it->second.get(values_)) {
+      return failed(protocol::err::kConfigImmutable);
+    }
+    return Status::OK();
+  }
   if (at_runtime && it->second.protected_config &&
       !AllowProtectedAction(values_.enable_protected_configs, local_client)) {
     return failed(protocol::err::kConfigProtected);
@@ -667,7 +677,7 @@ Status Config::ApplyArgs(const std::vector<std::string>& args) {
   return Status::OK();
 }
 
-Status Config::Rewrite(std::span<const std::string> user_lines) const {
+Status Config::Rewrite(std::span<const std::string> user_lines, bool force_all) const {
   if (file_.empty()) {
     return Status::InvalidArgument("The server is running without a config file");
   }
@@ -695,7 +705,8 @@ Status Config::Rewrite(std::span<const std::string> user_lines) const {
   }
   for (const auto& [name, e] : entries_) {
     std::string v = e.get(values_);
-    if (!written.count(name) && v != e.default_value) lines.push_back(name + " " + QuoteIfNeeded(v));
+    const bool wanted = v != e.default_value || (force_all && !e.hidden && !v.empty());
+    if (!written.count(name) && wanted) lines.push_back(name + " " + QuoteIfNeeded(v));
   }
   for (; next_user < user_lines.size(); next_user++) lines.push_back(user_lines[next_user]);
   std::string tmp = file_ + ".tmp";

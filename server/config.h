@@ -209,7 +209,9 @@ class Config {
   // the file's user lines in place, the rest appended, as Redis's
   // rewriteConfigUserOption (empty with an aclfile: the file's user lines go).
   // REQUIRES: a file was loaded.
-  Status Rewrite(std::span<const std::string> user_lines = {}) const;
+  // `force_all` (DEBUG CONFIG-REWRITE-FORCE-ALL) writes settings at their
+  // defaults too (but empty ones, which need no line).
+  Status Rewrite(std::span<const std::string> user_lines = {}, bool force_all = false) const;
   const std::string& file() const { return file_; }
 
   // Called after a successful runtime Set of `name`.

@@ -140,7 +140,7 @@ void Stats(Server& s, std::string* o) {
       "expired_keys:{}\r\nexpired_stale_perc:0.00\r\nexpired_time_cap_reached_count:0\r\n"
       "evicted_keys:{}\r\nevicted_clients:0\r\ntotal_eviction_exceeded_time:{}\r\n"
       "current_eviction_exceeded_time:{}\r\nkeyspace_hits:{}\r\nkeyspace_misses:{}\r\npubsub_channels:{}\r\n"
-      "pubsub_patterns:{}\r\nlatest_fork_usec:{}\r\ntotal_forks:{}\r\nmigrate_cached_sockets:0\r\n"
+      "pubsub_patterns:{}\r\nlatest_fork_usec:{}\r\ntotal_forks:{}\r\nmigrate_cached_sockets:{}\r\n"
       "total_error_replies:{}\r\nunexpected_error_replies:{}\r\n"
       "client_query_buffer_limit_disconnections:{}\r\n"
       "client_output_buffer_limit_disconnections:{}\r\n",
@@ -150,7 +150,7 @@ void Stats(Server& s, std::string* o) {
       st.expired_keys, s.evictor().evicted_keys(),
       s.evictor().total_exceeded_ms(), s.evictor().current_exceeded_ms(), st.keyspace_hits,
       st.keyspace_misses, s.pubsub().NumChannels(), s.pubsub().NumPatterns(),
-      st.latest_fork_usec, st.total_forks, st.total_error_replies, st.unexpected_error_replies,
+      st.latest_fork_usec, st.total_forks, s.migrate_cached_sockets(), st.total_error_replies, st.unexpected_error_replies,
       st.client_query_buffer_limit_disconnections, st.client_output_buffer_limit_disconnections);
   *o += fmt::format("tracking_total_keys:{}\r\ntracking_total_items:{}\r\ntracking_total_prefixes:{}\r\n",
                     s.tracking().total_keys(), s.tracking().total_items(), s.tracking().total_prefixes());

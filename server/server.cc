@@ -17,6 +17,7 @@
 
 #include <boost/asio/post.hpp>
 
+#include "server/migrate_connections.h"
 #include "server/monotonic_clock.h"
 #include "server/network.h"
 #include "server/persistence.h"
@@ -131,6 +132,25 @@ void Server::Log(int level, std::string_view msg) {
   std::fputs(line.c_str(), f);
   std::fflush(f);
   if (opened) std::fclose(opened);
+}
+
+MigrateConnections& Server::migrate_connections() {
+  if (!migrate_connections_) migrate_connections_ = std::make_unique<MigrateConnections>(io_);
+  return *migrate_connections_;
+}
+
+size_t Server::migrate_cached_sockets() const {
+  return migrate_connections_ ? migrate_connections_->cached() : 0;
+}
+
+Status Server::RewriteConfig(bool force_all) {
+  // Users go into the config file unless an aclfile keeps them (Redis's
+  // rewriteConfigUserOption), the default user too.
+  std::vector<std::string> users;
+  if (config_.ValueOf("aclfile").empty()) {
+    for (const auto& [name, user] : acl_->users()) users.push_back(acl_->DescribeUser(*user));
+  }
+  return config_.Rewrite(users, force_all);
 }
 
 void Server::EnterDir() {

@@ -47,6 +47,7 @@ namespace feedkv::server {
 class Connection;
 class Listener;
 class ColdTier;
+class MigrateConnections;
 class Persistence;
 class Replication;
 class ScriptEngine;
@@ -200,6 +201,11 @@ class Server {
   // The replication subsystem, once attached (null in unit tests).
   Replication* replication() { return replication_.get(); }
   void set_replication(std::unique_ptr<Replication> r);
+  // MIGRATE's cached connections to other servers (made on first use).
+  MigrateConnections& migrate_connections();
+  size_t migrate_cached_sockets() const;
+  // A token for WaitFor::kAsyncDone that no other subsystem hands out.
+  uint64_t NextWaitToken() { return next_wait_token_++; }
   // The cold counter tier (server/cold_tier.h); null in unit tests.
   ColdTier* cold_tier() { return cold_tier_.get(); }
   void set_cold_tier(std::unique_ptr<ColdTier> t);
@@ -396,6 +402,8 @@ class Server {
   // Makes `dir` the working directory, as Redis (relative paths in settings
   // resolve there); called at start and whenever CONFIG SET changes it.
   void EnterDir();
+  // CONFIG REWRITE (force_all: DEBUG CONFIG-REWRITE-FORCE-ALL).
+  Status RewriteConfig(bool force_all);
 
  private:
   void AdjustOpenFilesLimit();
@@ -497,6 +505,8 @@ class Server {
   void UpdateExpiredKeysStay();
   // Its threads hold nothing of the dataset but the tables they spill.
   std::unique_ptr<ColdTier> cold_tier_;
+  std::unique_ptr<MigrateConnections> migrate_connections_;
+  uint64_t next_wait_token_ = uint64_t{1} << 61;  // apart from the cold tier's
   // Last: destroyed first, while everything they use still exists (the
   // replication threads read the persistence's files: they stop first).
   std::unique_ptr<Persistence> persistence_;

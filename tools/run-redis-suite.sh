@@ -41,7 +41,7 @@ for t in redis-cli redis-server redis-benchmark redis-check-aof redis-check-rdb;
 done
 if [ "$internal" = 1 ]; then
   tree=/tmp/feedkv-suite-internal
-  rm -rf "$tree" && mkdir -p "$tree" && cp -r "$src/tests" "$tree/" && mkdir -p "$tree/src"
+  rm -rf "$tree" && mkdir -p "$tree" && cp -r "$src/tests" "$src/runtest" "$tree/" && mkdir -p "$tree/src"
   for t in redis-cli redis-benchmark redis-check-aof redis-check-rdb; do ln -sf "$src/src/$t" "$tree/src/$t"; done
   ln -sf "$server" "$tree/src/redis-server"
   for unit in "$@"; do

@@ -41,6 +41,17 @@ const CommandDocEntry kEntries[] = {
      "O(N) with N being the number of keys in the database, under the assumption that the key "
      "names in the database and the given pattern have limited length.",
      "pattern:pattern"},
+    {"migrate", "2.6.0",
+     "This command actually executes a DUMP+DEL in the source instance, and a RESTORE in the "
+     "target instance. See the pages of these commands for time complexity. Also an O(N) data "
+     "transfer between the two instances is performed.",
+     "host:string port:integer key_or_empty_string:oneof(key:key#0 "
+     "empty_string:pure-token=\"\") destination-db:integer timeout:integer =COPY@3.0.0? "
+     "=REPLACE@3.0.0? authentication:oneof?(password:string=AUTH@4.0.7? "
+     "username_password:block=AUTH2@6.0.0?(username:string password:string)) "
+     "key:key=KEYS#1@3.0.6?*",
+     "3.0.0 Added the `COPY` and `REPLACE` options.\n3.0.6 Added the `KEYS` option.\n4.0.7 "
+     "Added the `AUTH` option.\n6.0.0 Added the `AUTH2` option."},
     {"move", "1.0.0",
      "O(1)",
      "key:key#0 db:integer"},

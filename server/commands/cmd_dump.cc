@@ -1,4 +1,4 @@
-// DUMP and RESTORE in Redis's DUMP payload format (storage/redis_payload.h), so a
+// DUMP, RESTORE and MIGRATE in Redis's DUMP payload format (storage/redis_payload.h), so a
 // value moves between Redis 7 and feedkv: DUMP on one, RESTORE on the other.
 //
 // DUMP writes the simplest RDB form of each type Redis shares (string 0, list 1,
@@ -8,6 +8,9 @@
 // sorted sets and hashes, streams (15 and 19), integer and LZF-compressed strings. A feed timeline has no
 // Redis form: its payload carries feedkv's own snapshot form under a private RDB
 // type, which only feedkv reads. Replies and error texts are Redis 7.0's (cluster.c).
+#include <fmt/format.h>
+
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <memory>
@@ -16,6 +19,8 @@
 
 #include "protocol/error_text.h"
 #include "server/command_context.h"
+#include "server/migrate_connections.h"
+#include "server/waiting_clients.h"
 #include "server/ops/hash_ops.h"
 #include "server/ops/set_ops.h"
 #include "server/ops/zset_ops.h"
@@ -31,6 +36,16 @@
 #include "storage/stream_value.h"
 
 namespace feedkv::server {
+
+// A MIGRATE under way (Client::migrate): what was sent, then the target's replies.
+struct MigrateState {
+  bool copy = false;
+  std::vector<std::string> keys;
+  std::vector<std::string> payloads;  // as sent: a key is deleted only if it still dumps so
+  std::vector<int64_t> expires;
+  bool done = false;
+  MigrateResult result;
+};
 
 namespace {
 
@@ -108,6 +123,8 @@ void Dump(CommandContext& ctx) {
   if (e == nullptr) return ctx.reply.Null();
   ctx.reply.Bulk(EncodeValue(e));
 }
+
+void FinishMigrate(CommandContext& ctx);
 
 // A decoded payload: a string value, or an object.
 struct Decoded {
@@ -337,9 +354,177 @@ void Restore(CommandContext& ctx) {
   ctx.reply.Ok();
 }
 
+// MIGRATE host port key|"" db timeout [COPY] [REPLACE] [AUTH pw] [AUTH2 user pw]
+// [KEYS key ...] (Redis's migrateCommand): the keys go to the target as
+// RESTOREs of their DUMP payloads and, without COPY, the ones it accepted are
+// deleted here, logged as one DEL. Redis blocks its whole server for the
+// transfer; here the client parks while MigrateConnections talks to the
+// target, and the command runs again to read the outcome. A key that changed
+// meanwhile (another client's write) is kept: only a key still holding what
+// was sent is deleted, so no acknowledged write is lost.
+void Migrate(CommandContext& ctx) {
+  if (ctx.client.migrate != nullptr && ctx.client.migrate->done) return FinishMigrate(ctx);
+  ctx.client.migrate.reset();
+  bool copy = false, replace = false, auth = false;
+  std::string_view username, password;
+  size_t first_key = 3, num_keys = 1;
+  for (size_t j = 6; j < ctx.argc(); ++j) {
+    const size_t more = ctx.argc() - 1 - j;
+    if (EqualsIgnoreCase(ctx.arg(j), "copy")) {
+      copy = true;
+    } else if (EqualsIgnoreCase(ctx.arg(j), "replace")) {
+      replace = true;
+    } else if (EqualsIgnoreCase(ctx.arg(j), "auth")) {
+      if (more < 1) return ctx.SyntaxError();
+      auth = true;
+      password = ctx.arg(++j);
+    } else if (EqualsIgnoreCase(ctx.arg(j), "auth2")) {
+      if (more < 2) return ctx.SyntaxError();
+      auth = true;
+      username = ctx.arg(++j);
+      password = ctx.arg(++j);
+    } else if (EqualsIgnoreCase(ctx.arg(j), "keys")) {
+      if (!ctx.arg(3).empty()) return ctx.Error(protocol::err::kMigrateKeysNeedEmptyKey);
+      first_key = j + 1;
+      num_keys = ctx.argc() - j - 1;
+      break;
+    } else {
+      return ctx.SyntaxError();
+    }
+  }
+  int64_t timeout = 0, dbid = 0;
+  if (!ctx.IntArg(5, &timeout) || !ctx.IntArg(4, &dbid)) return;
+  if (timeout <= 0) timeout = 1000;
+  auto state = std::make_shared<MigrateState>();
+  state->copy = copy;
+  MigrateRequest req;
+  req.host = std::string(ctx.arg(1));
+  req.port = std::string(ctx.arg(2));
+  req.timeout_ms = timeout;
+  req.db = dbid;
+  req.auth = auth;
+  req.username = std::string(username);
+  req.password = std::string(password);
+  const int64_t now = ctx.now_ms();
+  for (size_t j = 0; j < num_keys; ++j) {
+    const std::string_view key = ctx.arg(first_key + j);
+    const Entry* e = ctx.LookupRead(ctx.db(), key, now);
+    if (e == nullptr) continue;
+    int64_t ttl = 0;
+    if (e->has_expire) ttl = std::max<int64_t>(1, e->expire_ms() - now);
+    state->keys.emplace_back(key);
+    state->payloads.push_back(EncodeValue(e));
+    state->expires.push_back(e->has_expire ? e->expire_ms() : kNoExpire);
+    std::string cmd = fmt::format("*{}\r\n$7\r\nRESTORE\r\n${}\r\n", replace ? 5 : 4, key.size());
+    cmd.append(key);
+    const std::string ttl_text = std::to_string(ttl);
+    fmt::format_to(std::back_inserter(cmd), "\r\n${}\r\n{}\r\n${}\r\n", ttl_text.size(), ttl_text,
+                   state->payloads.back().size());
+    cmd.append(state->payloads.back());
+    cmd.append("\r\n");
+    if (replace) cmd.append("$7\r\nREPLACE\r\n");
+    req.restores.push_back(std::move(cmd));
+  }
+  if (state->keys.empty()) return ctx.reply.Simple("NOKEY");
+  if (!ctx.can_block()) {
+    // Inside MULTI or a script the client cannot wait for the target.
+    return ctx.Error(protocol::err::kMigrateCannotWait);
+  }
+  Server& server = ctx.server;
+  const uint64_t token = server.NextWaitToken();
+  server.migrate_connections().Transfer(std::move(req), [&server, state, token](MigrateResult r) {
+    state->result = std::move(r);
+    state->done = true;
+    server.waiting().AsyncDone(token);
+  });
+  ctx.client.migrate = state;
+  WaitCondition cond;
+  cond.what = WaitFor::kAsyncDone;
+  cond.token = token;
+  server.ParkThenExecute(ctx.client, std::move(cond), 0, ctx.args);
+}
+
+// MIGRATE's second run: the target's replies decide what is deleted and said.
+void FinishMigrate(CommandContext& ctx) {
+  std::shared_ptr<MigrateState> state = std::move(ctx.client.migrate);
+  const MigrateResult& r = state->result;
+  if (r.failure == MigrateResult::kConnect) return ctx.Error(protocol::err::kMigrateConnect);
+  if (r.failure == MigrateResult::kWrite) return ctx.Error(protocol::err::kMigrateWrite);
+  const size_t pre = (r.sent_auth ? 1 : 0) + (r.sent_select ? 1 : 0);
+  if (r.lines.size() < pre) return ctx.Error(protocol::err::kMigrateRead);
+  auto is_error = [](const std::string& l) { return !l.empty() && l[0] == '-'; };
+  // The first error of AUTH, SELECT or a RESTORE is what the client hears; a
+  // failed AUTH or SELECT fails every key.
+  const std::string* setup_error = nullptr;
+  for (size_t i = 0; i < pre && setup_error == nullptr; ++i) {
+    if (is_error(r.lines[i])) setup_error = &r.lines[i];
+  }
+  const std::string* target_error = nullptr;
+  std::vector<std::string> deleted = {"DEL"};
+  Database& db = ctx.db();
+  const int64_t now = ctx.now_ms();
+  size_t acked = 0;
+  for (size_t j = 0; j < state->keys.size() && pre + j < r.lines.size(); ++j, ++acked) {
+    const std::string& line = r.lines[pre + j];
+    if (setup_error != nullptr || is_error(line)) {
+      if (target_error == nullptr) target_error = setup_error != nullptr ? setup_error : &line;
+      continue;
+    }
+    if (state->copy) continue;
+    const std::string& key = state->keys[j];
+    const Entry* e = db.Lookup(key, now);
+    if (e == nullptr || EncodeValue(e) != state->payloads[j] ||
+        (e->has_expire ? e->expire_ms() : kNoExpire) != state->expires[j]) {
+      continue;  // changed since it was sent: the newer write stays
+    }
+    db.Delete(key);
+    ctx.Touched(db.index(), key);
+    ctx.Notify(kNotifyGeneric, "del", key);
+    deleted.push_back(key);
+  }
+  if (deleted.size() > 1) {
+    ctx.Dirty(static_cast<int64_t>(deleted.size() - 1));
+    ctx.PropagateAs(std::move(deleted));
+  }
+  if (target_error != nullptr) {
+    return ctx.Error(protocol::err::kMigrateTargetErrorPrefix + target_error->substr(1));
+  }
+  if (acked < state->keys.size()) return ctx.Error(protocol::err::kMigrateRead);
+  ctx.reply.Ok();
+}
+
+// MIGRATE's keys: the key argument, or those after KEYS (Redis's migrateGetKeys).
+std::vector<int> MigrateKeys(std::span<const std::string_view> argv) {
+  for (size_t i = 6; i < argv.size(); ++i) {
+    if (EqualsIgnoreCase(argv[i], "keys")) {
+      std::vector<int> keys;
+      for (size_t k = i + 1; k < argv.size(); ++k) keys.push_back(static_cast<int>(k));
+      return keys;
+    }
+  }
+  return argv.size() > 3 ? std::vector<int>{3} : std::vector<int>{};
+}
+
+// AUTH's password and AUTH2's user and password are shown as "(redacted)".
+bool MigrateSecret(std::span<const std::string_view> argv, size_t i) {
+  for (size_t j = 6; j < argv.size() && j < i; ++j) {
+    if (EqualsIgnoreCase(argv[j], "keys")) return false;
+    if (EqualsIgnoreCase(argv[j], "auth")) {
+      if (i == j + 1) return true;
+      j += 1;
+    } else if (EqualsIgnoreCase(argv[j], "auth2")) {
+      if (i == j + 1 || i == j + 2) return true;
+      j += 2;
+    }
+  }
+  return false;
+}
+
 const CommandSpec kCommands[] = {
     {"dump", 2, kReadOnly, 1, 1, 1, Dump, "Return a serialized version of the value stored at the specified key.", "generic", {}, {kKeyRO | kKeyAccess}},
     {"restore", -4, kWrite | kDenyOom, 1, 1, 1, Restore, "Create a key using the provided serialized value, previously obtained using DUMP.", "generic", {}, {kKeyOW | kKeyUpdate}},
+    {"migrate", -6, kWrite | kAclDangerous, 3, 3, 1, Migrate, "Atomically transfer a key from a Redis instance to another one.", "generic", {},
+     {kKeyRW | kKeyAccess | kKeyDelete}, {}, 0, nullptr, MigrateSecret, MigrateKeys},
 };
 
 }  // namespace

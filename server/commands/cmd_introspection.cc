@@ -98,14 +98,15 @@ void WriteInfo(CommandContext& ctx, const CommandSpec& s) {
   for (auto c : categories) r.Simple(fmt::format("@{}", c));
   r.SetHeader(0);  // tips
   if (s.first_key > 0) {
-    r.ArrayHeader(1 + (s.numkeys_at > 0 ? 1 : 0) + (s.more_keys != nullptr ? 1 : 0));
+    const bool unknown_keys = s.more_keys != nullptr || s.keys_proc != nullptr;
+    r.ArrayHeader(1 + (s.numkeys_at > 0 ? 1 : 0) + (unknown_keys ? 1 : 0));
     // The first key's flags (a row's keys share one spec here, but for counted
     // keys after fixed ones).
     WriteKeySpec(r, s, KeyFlagsOf(s, {}, s.first_key), s.first_key, keynum, until_keyword);
     if (s.numkeys_at > 0) {
       WriteKeySpec(r, s, KeyFlagsOf(s, {}, s.numkeys_at + 1), s.numkeys_at, true, false);
     }
-    if (s.more_keys != nullptr) WriteUnknownKeySpec(r, KeyFlagsOf(s, {}, s.first_key + 1));
+    if (unknown_keys) WriteUnknownKeySpec(r, KeyFlagsOf(s, {}, s.first_key + 1));
   } else {
     r.ArrayHeader(0);
   }

@@ -102,6 +102,8 @@ constexpr std::string_view kDebugHelp[] = {
     "    Setting it to 0 disables expiring keys in background when they are not",
     "    accessed (otherwise the Redis behavior). Setting it to 1 reenables back the",
     "    default.",
+    "CONFIG-REWRITE-FORCE-ALL",
+    "    Like CONFIG REWRITE but writes every setting, defaults included.",
     "SET-DISABLE-DENY-SCRIPTS <0|1>",
     "    Enable/disable the ability to call commands flagged 'noscript' (and, in",
     "    feedkv, 'protected') from scripts, for tests.",
@@ -317,6 +319,12 @@ void Debug(CommandContext& ctx) {
   if (EqualsIgnoreCase(sub, "SET-ACTIVE-EXPIRE") && ctx.argc() == 3) {
     // Redis reads it with atoi: anything but a leading non-zero number is 0.
     ctx.server.set_active_expire(std::atoi(std::string(ctx.arg(2)).c_str()) != 0);
+    ctx.reply.Ok();
+    return;
+  }
+  if (EqualsIgnoreCase(sub, "CONFIG-REWRITE-FORCE-ALL") && ctx.argc() == 2) {
+    Status s = ctx.server.RewriteConfig(/*force_all=*/true);
+    if (!s.ok()) return ctx.Error(protocol::err::kErrPrefix + std::string("CONFIG-REWRITE-FORCE-ALL failed: ") + s.message());
     ctx.reply.Ok();
     return;
   }

@@ -95,13 +95,7 @@ void ConfigCmd(CommandContext& ctx) {
     }
     ctx.reply.Ok();
   } else if (EqualsIgnoreCase(sub, "REWRITE") && ctx.argc() == 2) {
-    // Users go into the config file unless an aclfile keeps them (Redis's
-    // rewriteConfigUserOption), the default user too.
-    std::vector<std::string> users;
-    if (config.ValueOf("aclfile").empty()) {
-      for (const auto& [name, user] : ctx.server.acl().users()) users.push_back(ctx.server.acl().DescribeUser(*user));
-    }
-    Status s = config.Rewrite(users);
+    Status s = ctx.server.RewriteConfig(/*force_all=*/false);
     if (!s.ok()) {
       ctx.Error(s);
       return;

@@ -117,3 +117,78 @@ def test_a_restore_replays_from_the_log_with_its_absolute_ttl(start_server):
     assert 90_000 < c.pttl("copy") <= 100_000
     assert c.zrange("copy", 0, -1, withscores=True) == [(b"a", 1.0), (b"b", 2.0)]
     assert c.ttl("forever") == -1
+
+
+def test_migrate_moves_copies_and_refuses_as_redis(start_server):
+    """MIGRATE between two servers: TTL kept, COPY/REPLACE, the KEYS form (missing keys
+    skipped, busy ones kept here), NOKEY, AUTH, an unreachable target and a timeout,
+    the cached connection, and the DELs it logs. Runs against Redis 7 too."""
+    from conftest import RespError, free_port, is_real_redis
+    src = start_server("--appendonly", "yes", name="source")
+    dst = start_server(name="target")
+    s, d = src.raw(), dst.raw()
+    port = str(dst.port)
+
+    def migrate(*args):
+        return s.cmd("MIGRATE", "127.0.0.1", port, *args)
+
+    def cached():
+        info = s.cmd("INFO", "stats").decode()
+        return int(info.split("migrate_cached_sockets:")[1].split("\r\n")[0])
+
+    assert cached() == 0
+    assert s.cmd("SET", "k", "v") == "OK" and s.cmd("PEXPIRE", "k", 100000) == 1
+    assert migrate("k", "3", "5000") == "OK"
+    assert cached() == 1
+    assert s.cmd("EXISTS", "k") == 0
+    assert d.cmd("SELECT", "3") == "OK"
+    assert d.cmd("GET", "k") == b"v" and 90000 < d.cmd("PTTL", "k") <= 100000
+
+    assert s.cmd("RPUSH", "l", "a", "b") == 2 and d.cmd("SET", "l", "x") == "OK"
+    busy = migrate("l", "3", "5000", "COPY")
+    assert isinstance(busy, RespError) and str(busy).startswith(
+        "ERR Target instance replied with error: BUSYKEY"), busy
+    assert migrate("l", "3", "5000", "COPY", "REPLACE") == "OK"
+    assert s.cmd("EXISTS", "l") == 1 and d.cmd("LRANGE", "l", 0, -1) == [b"a", b"b"]
+
+    assert s.cmd("MSET", "a", "1", "b", "2", "c", "3") == "OK" and d.cmd("SET", "b", "busy") == "OK"
+    busy = migrate("", "3", "5000", "KEYS", "a", "nokey", "b", "c")
+    assert isinstance(busy, RespError) and "BUSYKEY" in str(busy), busy
+    assert sorted(s.cmd("KEYS", "*")) == [b"b", b"l"]  # the busy key stays
+    assert d.cmd("MGET", "a", "b", "c") == [b"1", b"busy", b"3"]
+    assert migrate("", "3", "5000", "KEYS", "nokey", "other") == "NOKEY"
+    assert migrate("b", "3", "5000", "KEYS", "b") == RespError(
+        "ERR When using MIGRATE KEYS option, the key argument must be set to the empty string")
+    assert migrate("b", "x", "5000") == RespError("ERR value is not an integer or out of range")
+    assert migrate("b", "3", "5000", "AUTH") == RespError("ERR syntax error")
+
+    # A target that does not answer in time; then one that is not there.
+    blocker = dst.raw()
+    blocker.send_command("DEBUG", "SLEEP", "1")
+    time.sleep(0.1)
+    late = migrate("b", "3", "300")
+    assert isinstance(late, RespError) and str(late).startswith("IOERR"), late
+    if not is_real_redis():
+        # feedkv serves other clients while MIGRATE waits for its target.
+        blocker.read_reply()
+        blocker.send_command("DEBUG", "SLEEP", "1")
+        time.sleep(0.1)
+        other = src.raw()
+        s.send_command("MIGRATE", "127.0.0.1", port, "b", "3", "300")
+        t0 = time.monotonic()
+        assert other.cmd("PING") == "PONG" and time.monotonic() - t0 < 0.2
+        assert str(s.read_reply()).startswith("IOERR")
+    blocker.read_reply()
+    assert s.cmd("MIGRATE", "127.0.0.1", str(free_port()), "b", "0", "1000") == RespError(
+        "IOERR error or timeout writing to target instance")
+
+    assert d.cmd("CONFIG", "SET", "requirepass", "pw") == "OK"
+    wrong = migrate("b", "4", "5000", "AUTH", "nope")
+    assert isinstance(wrong, RespError) and "WRONGPASS" in str(wrong), wrong
+    assert migrate("b", "4", "5000", "AUTH2", "default", "pw") == "OK"
+    assert s.cmd("EXISTS", "b") == 0
+
+    # The keys MIGRATE deleted stay deleted after a restart (logged as DELs).
+    assert src.stop() == []
+    src.start()
+    assert sorted(src.raw().cmd("KEYS", "*")) == [b"l"]
