@@ -311,6 +311,8 @@ inline constexpr char kHllDebugUnknown[] = "ERR Unknown PFDEBUG subcommand '{}'"
 
 // DUMP / RESTORE (cluster.c)
 inline constexpr char kBusyKey[] = "BUSYKEY Target key name already exists.";
+inline constexpr char kSortByDenied[] = "ERR BY option of SORT denied due to insufficient ACL permissions.";
+inline constexpr char kSortGetDenied[] = "ERR GET option of SORT denied due to insufficient ACL permissions.";
 // MIGRATE (Redis's cluster.c texts; the IOERR lines carry no ERR).
 inline constexpr char kMigrateKeysNeedEmptyKey[] =
     "ERR When using MIGRATE KEYS option, the key argument must be set to the empty string";

@@ -551,6 +551,19 @@ AclResult AclUsers::Check(const AclUser& u, const CommandSpec& spec,
   return relevant;
 }
 
+bool AclUsers::HasUnrestrictedReadAccess(const AclUser& u, const CommandSpec& spec,
+                                         std::span<const std::string_view> argv) const {
+  for (const AclSelector& s : u.selectors) {
+    int index = 0;
+    if (CheckSelector(s, spec, argv, &index) != AclResult::kOk) continue;
+    if (s.all_keys) return true;
+    for (const AclSelector::KeyPattern& k : s.keys) {
+      if (k.pattern == "*" && (k.perms & AclSelector::kRead)) return true;
+    }
+  }
+  return false;
+}
+
 AclUser* AclUsers::Authenticate(std::string_view name, std::string_view password) {
   AclUser* u = Find(name);
   if (u == nullptr || !u->enabled) return nullptr;

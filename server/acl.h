@@ -118,6 +118,11 @@ class AclUsers {
 
   // Whether `u` may run `spec` with `argv` (argv[0] is the command). On a
   // refusal *arg_index is the refused key's or channel's position.
+  // Whether one selector of `u` lets it run the command and read every key
+  // (Redis's ACLUserCheckCmdWithUnrestrictedKeyAccess): SORT's BY and GET read
+  // keys no key position names.
+  bool HasUnrestrictedReadAccess(const AclUser& u, const CommandSpec& spec,
+                                 std::span<const std::string_view> argv) const;
   AclResult Check(const AclUser& u, const CommandSpec& spec, std::span<const std::string_view> argv,
                   int* arg_index) const;
   // AUTH: the user, when it is enabled and the password matches.

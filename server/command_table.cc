@@ -225,6 +225,22 @@ uint16_t KeyFlagsOf(const CommandSpec& spec, std::span<const std::string_view> a
     if (spec.flags & kWrite) return kKeyRW | kKeyUpdate;
     return kKeyRO;
   }
+  if (f & kKeyBitfieldReads) {
+    f &= static_cast<uint16_t>(~kKeyBitfieldReads);
+    if (argv.empty()) return f;
+    bool readonly = true;
+    for (size_t i = 2; i < argv.size() && readonly; i++) {
+      const size_t rest = argv.size() - i - 1;
+      if (EqualsLower(argv[i], "get") && rest >= 2) {
+        i += 2;
+      } else if (EqualsLower(argv[i], "overflow") && rest >= 1) {
+        i += 1;
+      } else {
+        readonly = false;  // SET, INCRBY, or a syntax error: assume a write, as Redis
+      }
+    }
+    return readonly ? static_cast<uint16_t>(kKeyRO | kKeyAccess) : f;
+  }
   if (f & kKeyGetReads) {
     f &= static_cast<uint16_t>(~kKeyGetReads);
     for (size_t i = 3; i < argv.size(); i++) {

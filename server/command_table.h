@@ -111,6 +111,9 @@ enum KeyFlag : uint16_t {
   // Routed as a key (cluster slot, COMMAND GETKEYS) but not a keyspace key:
   // a counter id. Redis's NOT_KEY key-spec flag; WATCH never sees it.
   kKeyNotKey = 1u << 9,
+  // BITFIELD: a key only read (RO access) when every operation is a GET, as
+  // Redis's bitfieldGetKeys; else RW access update.
+  kKeyBitfieldReads = 1u << 10,
 };
 
 // The key flags of a row: the first key's and the other keys' (SINTERSTORE's

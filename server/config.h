@@ -200,10 +200,17 @@ class Config {
   std::string ValueOf(const std::string& name) const;
   bool Exists(std::string_view name) const;
 
-  // Loads a redis.conf-syntax file (directives, quoted args, # comments).
+  // As Redis's loadServerConfig: the file (none if `path` is empty), then the
+  // command line's "--name value [value...]" arguments turned into lines, read
+  // as one redis.conf text (directives, quoted args, # comments, include,
+  // user). An error is Redis's "*** FATAL CONFIG FILE ERROR ***" block, naming
+  // the line.
+  Status Load(const std::string& path, const std::vector<std::string>& args);
   Status LoadFile(const std::string& path);
-  // Applies "--name value [value...]" command-line arguments.
   Status ApplyArgs(const std::vector<std::string>& args);
+  Status LoadText(std::string_view text);
+  // Redis's main(): command-line arguments as config lines.
+  static std::string ArgsToConfigText(const std::vector<std::string>& args);
   // Rewrites the config file: known directives updated in place, the rest
   // appended; unknown lines kept. `user_lines` ("user <name> <rules>") replace
   // the file's user lines in place, the rest appended, as Redis's

@@ -206,7 +206,17 @@ Status Check(const CompatSetting& s, std::string_view v, std::string* out) {
         return Status::InvalidArgument(
             fmt::format("argument(s) must be one of the following: {}", fmt::join(choices, ", ")));
       }
-      *out = fmt::format("{}", fmt::join(given, " "));
+      if (s.kind == Kind::kEnum) {
+        *out = l;
+        return Status::OK();
+      }
+      // As Redis's flag configs read back: the set flags in declaration order
+      // ("default" is no flag: shown only alone).
+      std::vector<std::string_view> set;
+      for (std::string_view c : choices) {
+        if (c != "default" && std::find(given.begin(), given.end(), c) != given.end()) set.push_back(c);
+      }
+      *out = set.empty() ? std::string(choices.front()) : fmt::format("{}", fmt::join(set, " "));
       return Status::OK();
     }
     case Kind::kString:

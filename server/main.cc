@@ -35,17 +35,14 @@ int main(int argc, char** argv) {
     std::fputs(CommandsMarkdown(CommandTable()).c_str(), stdout);
     return 0;
   }
-  if (!args.empty() && args[0].rfind("--", 0) != 0) {
-    feedkv::Status s = config.LoadFile(args[0]);
-    if (!s.ok()) {
-      std::fprintf(stderr, "*** FATAL CONFIG FILE ERROR *** %s\n", s.ToString().c_str());
-      return 1;
-    }
+  // As Redis: a first argument not starting with "-" names the config file.
+  std::string path;
+  if (!args.empty() && !args[0].starts_with("-")) {
+    path = args[0];
     args.erase(args.begin());
   }
-  feedkv::Status s = config.ApplyArgs(args);
-  if (!s.ok()) {
-    std::fprintf(stderr, "*** FATAL CONFIG ERROR *** %s\n", s.ToString().c_str());
+  if (feedkv::Status s = config.Load(path, args); !s.ok()) {
+    std::fprintf(stderr, "%s\n", s.message().c_str());
     return 1;
   }
   // glibc gives the top of the heap back to the kernel once 128 KB of it are free, so a

@@ -271,7 +271,7 @@ const CommandSpec kCommands[] = {
     {"bitcount", -2, kReadOnly, 1, 1, 1, BitCount, "Count set bits in a string", "bitmap", {}, {kKeyRO | kKeyAccess}},
     {"bitpos", -3, kReadOnly, 1, 1, 1, BitPos, "Find first bit set or clear in a string", "bitmap", {}, {kKeyRO | kKeyAccess}},
     {"bitop", -4, kW, 2, -1, 1, BitOp, "Perform bitwise operations between strings", "bitmap", {}, {kKeyOW | kKeyUpdate, kKeyRO | kKeyAccess}},
-    {"bitfield", -2, kW, 1, 1, 1, BitField, "Perform arbitrary bitfield integer operations on strings", "bitmap", {}, {kKeyRW | kKeyUpdate | kKeyAccess}},
+    {"bitfield", -2, kW, 1, 1, 1, BitField, "Perform arbitrary bitfield integer operations on strings", "bitmap", {}, {kKeyRW | kKeyUpdate | kKeyAccess | kKeyBitfieldReads}},
     {"bitfield_ro", -2, kReadOnly | kFast, 1, 1, 1, BitFieldRo, "Perform arbitrary bitfield integer operations on strings. Read-only variant of BITFIELD", "bitmap", {}, {kKeyRO | kKeyAccess}},
 };
 

@@ -501,6 +501,11 @@ std::vector<int> MigrateKeys(std::span<const std::string_view> argv) {
       for (size_t k = i + 1; k < argv.size(); ++k) keys.push_back(static_cast<int>(k));
       return keys;
     }
+    if (EqualsIgnoreCase(argv[i], "auth")) {
+      i += 1;  // a password spelled KEYS is no keyword
+    } else if (EqualsIgnoreCase(argv[i], "auth2")) {
+      i += 2;
+    }
   }
   return argv.size() > 3 ? std::vector<int>{3} : std::vector<int>{};
 }

@@ -98,6 +98,11 @@ void SortGeneric(CommandContext& ctx, bool readonly) {
   int64_t limit_start = 0, limit_count = -1;
   std::optional<std::string_view> sortby, store;
   std::vector<std::string_view> gets;
+  // As Redis: BY with a pattern and GET read keys no key position names, so
+  // they need a user that may read every key.
+  auto may_read_all = [&ctx] {
+    return ctx.client.user == nullptr || ctx.server.acl().HasUnrestrictedReadAccess(*ctx.client.user, ctx.spec, ctx.args);
+  };
   for (size_t j = 2; j < ctx.argc(); j++) {
     const size_t left = ctx.argc() - j - 1;
     const std::string_view a = ctx.arg(j);
@@ -115,8 +120,13 @@ void SortGeneric(CommandContext& ctx, bool readonly) {
     } else if (EqualsIgnoreCase(a, "by") && left >= 1) {
       sortby = ctx.arg(++j);
       // A pattern without '*' names one key for every element: nothing to sort by.
-      if (sortby->find('*') == std::string_view::npos) dontsort = true;
+      if (sortby->find('*') == std::string_view::npos) {
+        dontsort = true;
+      } else if (!may_read_all()) {
+        return ctx.Error(protocol::err::kSortByDenied);
+      }
     } else if (EqualsIgnoreCase(a, "get") && left >= 1) {
+      if (!may_read_all()) return ctx.Error(protocol::err::kSortGetDenied);
       gets.push_back(ctx.arg(++j));
     } else {
       return ctx.SyntaxError();

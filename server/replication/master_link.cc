@@ -246,11 +246,12 @@ std::string MasterLink::Session() {
       !r.starts_with("-ERR operation not permitted")) {
     return "error reply to PING from master: " + r;
   }
-  if (!o_.masterauth.empty()) {
-    bool ok = o_.masteruser.empty() ? Command({"AUTH", o_.masterauth}, &r, &why)
-                                    : Command({"AUTH", o_.masteruser, o_.masterauth}, &r, &why);
+  const auto [masteruser, masterauth] = o_.shared->auth();
+  if (!masterauth.empty()) {
+    bool ok = masteruser.empty() ? Command({"AUTH", masterauth}, &r, &why)
+                                 : Command({"AUTH", masteruser, masterauth}, &r, &why);
     if (!ok) return why;
-    if (r != "+OK") return "unable to AUTH to master: " + r;
+    if (r != "+OK") return "Unable to AUTH to MASTER: " + r;  // Redis's log text
   }
   const std::string port = std::to_string(o_.listening_port);
   if (!Command({"REPLCONF", "listening-port", port}, &r, &why)) return why;

@@ -52,16 +52,27 @@ struct LinkShared {
     std::lock_guard<std::mutex> lk(mu);
     replid_ = std::move(id);
   }
+  // masteruser / masterauth, read at each connection attempt (CONFIG SET
+  // masterauth takes effect at the next attempt, as Redis).
+  void set_auth(std::string user, std::string password) {
+    std::lock_guard<std::mutex> lk(mu);
+    masteruser_ = std::move(user);
+    masterauth_ = std::move(password);
+  }
+  std::pair<std::string, std::string> auth() const {
+    std::lock_guard<std::mutex> lk(mu);
+    return {masteruser_, masterauth_};
+  }
 
  private:
   mutable std::mutex mu;
   std::string replid_;
+  std::string masteruser_, masterauth_;
 };
 
 struct LinkOptions {
   std::string host;
   int port = 0;
-  std::string masteruser, masterauth;
   int listening_port = 0;   // replica-announce-port, else the port we listen on
   std::string announce_ip;  // replica-announce-ip: sent as REPLCONF ip-address
   std::string replica_id;

@@ -123,6 +123,11 @@ bool Replication::Attach() {
   StoreState(false).PermitUnchecked();
   LoadKnown().PermitUnchecked();
   server_.AddCronHook([this](int64_t now) { Cron(now); });
+  server_.AddConfigHook([this](const std::string& name) {
+    if ((name == "masterauth" || name == "masteruser") && link_shared_) {
+      link_shared_->set_auth(server_.cfg().masteruser, server_.cfg().masterauth);
+    }
+  });
   server_.AddInfoSection("replication", [this](std::string* out) { Info(out); });
   server_.AddShutdownHook([this](const ShutdownOptions&) {
     StopLink();
@@ -135,7 +140,7 @@ bool Replication::Attach() {
     return Status::OK();
   });
   const std::string& of = server_.cfg().replicaof;
-  if (!of.empty()) {
+  if (!of.empty() && LowerAscii(of) != "no one") {
     std::string host;
     int port = 0;
     if (!SplitHostPort(of, &host, &port)) {

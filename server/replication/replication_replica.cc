@@ -51,8 +51,7 @@ void Replication::StartLink(const std::string& host, int port, bool failover) {
   LinkOptions o;
   o.host = host;
   o.port = port;
-  o.masteruser = server_.cfg().masteruser;
-  o.masterauth = server_.cfg().masterauth;
+  link_shared_->set_auth(server_.cfg().masteruser, server_.cfg().masterauth);
   o.listening_port = server_.cfg().replica_announce_port != 0
                          ? static_cast<int>(server_.cfg().replica_announce_port)
                      : server_.tcp_port() != 0 ? server_.tcp_port()

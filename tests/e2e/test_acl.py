@@ -18,7 +18,7 @@ import time
 import pytest
 import redis
 
-from conftest import RawConn, is_real_redis, server_binary
+from conftest import RawConn, RespError, is_real_redis, server_binary
 from persist_util import Server, free_port
 
 # (connection, command...). Connections are opened on first use.
@@ -349,7 +349,7 @@ def test_users_from_the_config_file_and_the_command_line(tmp_path):
     conf.write_text("user app on >apppw ~app:* +@all\n")
     port = free_port()
     proc = subprocess.Popen([server_binary(), str(conf), "--port", str(port), "--dir", str(tmp_path),
-                             "--save", "", "--user", "ops on >opspw ~* +@all"],
+                             "--save", "", "--user", "ops", "on", ">opspw", "~*", "+@all"],
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         app = redis.Redis(host="127.0.0.1", port=port, username="app", password="apppw")
@@ -417,3 +417,31 @@ def test_config_rewrite_writes_users_into_the_config_file(start_server):
     as_bob = again.raw()
     assert as_bob.cmd("AUTH", "bob", "secret") == "OK"
     assert as_bob.cmd("GET", "kx") is None
+
+
+def test_key_permissions_that_depend_on_the_arguments_as_redis(server):
+    """SORT's BY pattern and GET need read access to every key; BITFIELD with only
+    GETs only reads its key; MIGRATE's AUTH password spelled KEYS is no keyword;
+    XREAD's keys are checked. Runs against Redis 7 too."""
+    c = server.raw()
+    assert c.cmd("SET", "v1", "1") == "OK" and c.cmd("LPUSH", "mylist", "1") == 1
+    assert c.cmd("ACL", "SETUSER", "sorter", "on", "nopass", "+sort", "~mylist") == "OK"
+    u = server.raw()
+    assert u.cmd("AUTH", "sorter", "x") == "OK"
+    assert u.cmd("SORT", "mylist", "BY", "v*") == RespError(
+        "ERR BY option of SORT denied due to insufficient ACL permissions.")
+    assert u.cmd("SORT", "mylist", "GET", "#") == RespError(
+        "ERR GET option of SORT denied due to insufficient ACL permissions.")
+    assert u.cmd("SORT", "mylist", "BY", "nosort") == [b"1"]
+    assert c.cmd("ACL", "SETUSER", "sorter", "%R~*") == "OK"
+    assert u.cmd("SORT", "mylist", "BY", "v*") == [b"1"]
+
+    assert c.cmd("ACL", "SETUSER", "reader", "on", "nopass", "%R~read*", "+@all") == "OK"
+    assert c.cmd("ACL", "DRYRUN", "reader", "BITFIELD", "readstr", "GET", "u4", "0") == "OK"
+    denied = c.cmd("ACL", "DRYRUN", "reader", "BITFIELD", "readstr", "GET", "u4", "0", "SET", "u4", "0", "1")
+    assert denied == b"This user has no permissions to access the 'readstr' key", denied
+    assert c.cmd("ACL", "SETUSER", "mover", "on", "nopass", "+@all", "~rw") == "OK"
+    assert c.cmd("ACL", "DRYRUN", "mover", "MIGRATE", "h", "1", "", "0", "5000", "AUTH", "KEYS", "KEYS", "rw") == "OK"
+    assert c.cmd("ACL", "DRYRUN", "mover", "XREAD", "STREAMS", "rw", "0") == "OK"
+    denied = c.cmd("ACL", "DRYRUN", "mover", "XREAD", "STREAMS", "other", "0")
+    assert denied == b"This user has no permissions to access the 'other' key", denied

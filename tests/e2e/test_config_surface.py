@@ -260,3 +260,44 @@ def test_every_setting_sets_back_to_its_value_and_a_full_rewrite_restarts(start_
     srv.start()
     again = pairs(srv.raw().cmd("CONFIG", "GET", "*"))
     assert {k: v for k, v in again.items() if k != "port"} == {k: v for k, v in got.items() if k != "port"}
+
+
+BAD_COMMAND_LINES = [
+    ["--port"], ["--port", "6380", "--loglevel"], ["--port", "6379", "6380"],
+    ["--port", "--loglevel", "verbose"], ["--port", "--bla", "--loglevel", "verbose"],
+    ["--logfile", "--my--log--file", "--loglevel", "--bla"], ["--shutdown-on-sigint"],
+    ["--bogus", "1"], ["--maxmemory", "12", "34"],
+]
+
+
+def fatal_lines(binary, args):
+    out = subprocess.run([binary, *args], capture_output=True, text=True, timeout=30)
+    assert out.returncode != 0, (args, out.stdout)
+    lines = out.stderr.strip().splitlines()
+    # The version in the header differs; the line, its number and the reason must not.
+    return [line for line in lines if not line.startswith("*** FATAL CONFIG FILE ERROR")]
+
+
+def test_command_line_errors_name_the_line_as_redis():
+    """As Redis's main(): the arguments become config lines ("--name" starts one,
+    the arguments after it are its quoted values) and an error names the line."""
+    from conftest import redis_binary
+    import os
+    for args in BAD_COMMAND_LINES:
+        ours = fatal_lines(server_binary(), args)
+        assert ours[0].startswith("Reading the configuration file, at line "), ours
+        if os.access(redis_binary(), os.X_OK) and not is_real_redis():
+            theirs = fatal_lines(redis_binary(), args)
+            # Redis 7.0 lists four log levels; feedkv also has 7.2's "nothing".
+            assert [l.replace(", nothing", "") for l in ours] == theirs, args
+
+
+def test_command_line_values_as_redis_reads_them(start_server):
+    srv = start_server("--maxmemory 700mb", "--maxmemory-policy volatile-lru", "--proc-title-template",
+                       "--my--title--template", "--loglevel", "verbose", "--save")
+    c = srv.raw()
+    assert c.cmd("CONFIG", "GET", "maxmemory") == [b"maxmemory", b"734003200"]
+    assert c.cmd("CONFIG", "GET", "maxmemory-policy") == [b"maxmemory-policy", b"volatile-lru"]
+    assert c.cmd("CONFIG", "GET", "proc-title-template") == [b"proc-title-template", b"--my--title--template"]
+    assert c.cmd("CONFIG", "GET", "loglevel") == [b"loglevel", b"verbose"]
+    assert c.cmd("CONFIG", "GET", "save") == [b"save", b""]
