@@ -1,6 +1,7 @@
 #include "protocol/resp_parser.h"
 
 #include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <climits>
 #include <cstring>
@@ -59,6 +60,31 @@ bool IsSpace(char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t' ||
 bool EndsToken(char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
 
 }  // namespace
+
+std::string QuoteRepr(std::string_view s) {
+  std::string r = "\"";
+  for (unsigned char c : s) {
+    switch (c) {
+      case '\\': r += "\\\\"; break;
+      case '"': r += "\\\""; break;
+      case '\n': r += "\\n"; break;
+      case '\r': r += "\\r"; break;
+      case '\t': r += "\\t"; break;
+      case '\a': r += "\\a"; break;
+      case '\b': r += "\\b"; break;
+      default:
+        if (std::isprint(c)) {
+          r.push_back(static_cast<char>(c));
+        } else {
+          static const char kHex[] = "0123456789abcdef";
+          r += "\\x";
+          r.push_back(kHex[c >> 4]);
+          r.push_back(kHex[c & 15]);
+        }
+    }
+  }
+  return r + "\"";
+}
 
 bool SplitInlineArgs(std::string_view line, std::vector<std::string>* out) {
   out->clear();

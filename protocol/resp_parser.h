@@ -80,5 +80,8 @@ class RespParser {
 // quotes' take \'; a closing quote must be followed by a blank or the end.
 // Unlike Redis, NUL is an ordinary byte. Returns false on unbalanced quotes.
 bool SplitInlineArgs(std::string_view line, std::vector<std::string>* out);
+// The inverse, as Redis's sdscatrepr: `s` in double quotes with C escapes
+// (MONITOR lines, command-line values turned into config lines).
+std::string QuoteRepr(std::string_view s);
 
 }  // namespace feedkv::protocol

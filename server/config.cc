@@ -653,28 +653,6 @@ bool TakesSeveralArgs(std::string_view name) {
   return kNames.count(name) != 0;
 }
 
-// Redis's sdscatrepr: a quoted string with C escapes.
-std::string Repr(std::string_view s) {
-  std::string out = "\"";
-  for (unsigned char c : s) {
-    switch (c) {
-      case '\\': out += "\\\\"; break;
-      case '"': out += "\\\""; break;
-      case '\n': out += "\\n"; break;
-      case '\r': out += "\\r"; break;
-      case '\t': out += "\\t"; break;
-      case '\a': out += "\\a"; break;
-      case '\b': out += "\\b"; break;
-      default:
-        if (std::isprint(c)) {
-          out += static_cast<char>(c);
-        } else {
-          out += fmt::format("\\x{:02x}", c);
-        }
-    }
-  }
-  return out + "\"";
-}
 
 std::string_view Trim(std::string_view s) {
   const size_t b = s.find_first_not_of(" \t\r\n");
@@ -710,7 +688,7 @@ std::string Config::ArgsToConfigText(const std::vector<std::string>& args) {
         handled_last = true;
       }
     } else {
-      options += Repr(a) + " ";
+      options += protocol::QuoteRepr(a) + " ";
       handled_last = true;
     }
   }

@@ -22,28 +22,6 @@ namespace feedkv::server {
 namespace {
 
 
-// Quotes an argument as Redis's sdscatrepr does (MONITOR, slow log peers).
-std::string Repr(std::string_view s) {
-  std::string r = "\"";
-  for (unsigned char c : s) {
-    switch (c) {
-      case '\\': r += "\\\\"; break;
-      case '"': r += "\\\""; break;
-      case '\n': r += "\\n"; break;
-      case '\r': r += "\\r"; break;
-      case '\t': r += "\\t"; break;
-      case '\a': r += "\\a"; break;
-      case '\b': r += "\\b"; break;
-      default:
-        if (std::isprint(c)) {
-          r.push_back(static_cast<char>(c));
-        } else {
-          r += fmt::format("\\x{:02x}", c);
-        }
-    }
-  }
-  return r + "\"";
-}
 
 }  // namespace
 
@@ -619,7 +597,7 @@ void Server::FeedMonitors(const Client& c, std::span<const std::string_view> arg
   std::string line = fmt::format("{}.{:06d} [{} {}]", us / 1000000, us % 1000000, c.db, c.addr);
   for (size_t i = 0; i < args.size(); i++) {
     const bool secret = spec != nullptr && spec->secret_arg != nullptr && spec->secret_arg(args, i);
-    line += " " + (secret ? std::string("\"(redacted)\"") : Repr(args[i]));
+    line += " " + (secret ? std::string("\"(redacted)\"") : protocol::QuoteRepr(args[i]));
   }
   for (Client* m : monitors_) {
     protocol::ReplyWriter w(&m->out, m->resp);
