@@ -59,14 +59,7 @@ struct MigrateConnections::Target {
 MigrateConnections::MigrateConnections(asio::io_context& io) : io_(io) {}
 
 MigrateConnections::~MigrateConnections() {
-  for (auto& [name, t] : targets_) {
-    t->closed = true;
-    boost::system::error_code ec;
-    t->socket.close(ec);
-    t->step.cancel();
-    t->idle.cancel();
-    t->resolver.cancel();
-  }
+  while (!targets_.empty()) Close(targets_.begin()->first);
 }
 
 void MigrateConnections::Transfer(MigrateRequest req, DoneFn done) {
