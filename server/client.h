@@ -30,6 +30,10 @@ struct WatchedKey {
   bool expired = false;
 };
 
+// Redis keeps a client's first 16 KiB of replies in a fixed buffer that its
+// output limits and CLIENT LIST omem leave out; feedkv counts the same way.
+inline constexpr uint64_t kUncountedReplyBytes = 16 * 1024;
+
 struct Client {
   uint64_t id = 0;
   std::string name;
@@ -49,11 +53,24 @@ struct Client {
 
   // Reply handling.
   std::string out;              // replies not yet handed to the socket
+  // Reply bytes handed to an asynchronous write that has not completed.
+  uint64_t out_in_flight = 0;
+  // What client-output-buffer-limit and CLIENT LIST omem count: unsent reply
+  // bytes past the first kUncountedReplyBytes (Redis's fixed reply buffer,
+  // which neither counts).
+  uint64_t OutputBufferBytes() const {
+    const uint64_t unsent = out.size() + out_in_flight;
+    return unsent > kUncountedReplyBytes ? unsent - kUncountedReplyBytes : 0;
+  }
   // kSkip: the next command's reply is dropped (CLIENT REPLY SKIP).
   enum class ReplyMode { kOn, kOff, kSkip } reply_mode = ReplyMode::kOn;
   // Set by CLIENT REPLY ON: its own +OK goes out whatever mode the call began in.
   bool reply_forced = false;
   bool close_after_reply = false;
+  // A command's reply went past the hard output limit while it was being
+  // built (CommandContext::ReplyOverLimit): the connection closes without
+  // sending it, as Redis's CLIENT_CLOSE_ASAP.
+  bool close_asap = false;
   bool no_evict = false;
   bool monitor = false;
   // A replica fed by a ReplicaSender: it owns what is written to the socket,

@@ -80,6 +80,16 @@ class CommandContext {
   // naming the container, `lines`, then HELP itself.
   void ReplyHelp(std::initializer_list<std::string_view> lines);
   bool failed() const { return failed_; }
+  // Whether the client's unsent replies have reached the hard limit of its
+  // client-output-buffer-limit class, counting every byte (as Redis counts a
+  // reply that spilled past its static buffer). Loops that can reply without
+  // bound (KEYS, negative *RANDMEMBER counts) check it and stop: the reply
+  // will never be sent, the connection closes after the command (Redis's
+  // CLIENT_CLOSE_ASAP). False for the server's own clients (scripts, the log).
+  bool ReplyOverLimit();
+  // Whether a hard output limit applies to this client (a loop that replies
+  // without bound is stopped by it).
+  bool ReplyLimited() const;
   // What a read operation (server/ops/) found — the value, null when the key is
   // missing — or false after replying its error:
   //   const HashValue* h;

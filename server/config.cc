@@ -352,6 +352,8 @@ Config::Config() {
   Int("tcp-backlog", &ServerConfig::tcp_backlog, 0, INT32_MAX, false);
   Bool("protected-mode", &ServerConfig::protected_mode, true);
   Enum("enable-protected-configs", &ServerConfig::enable_protected_configs, {"no", "yes", "local"}, false);
+  Int("rdb-key-save-delay", &ServerConfig::rdb_key_save_delay, INT32_MIN, INT32_MAX, true);
+  entries_["rdb-key-save-delay"].hidden = true;  // Redis's HIDDEN_CONFIG test hook
   Enum("enable-debug-command", &ServerConfig::enable_debug_command, {"no", "yes", "local"}, false);
   Memory("proto-max-bulk-len", &ServerConfig::proto_max_bulk_len, true, 1024 * 1024);
   Memory("client-query-buffer-limit", &ServerConfig::client_query_buffer_limit, true);

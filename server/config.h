@@ -96,6 +96,10 @@ struct ServerConfig {
   std::string appenddirname = "appendonlydir";
   int64_t aof_segment_size = 64ll * 1024 * 1024;
   int64_t aof_retain_segments = 4;
+  // Redis's test hook: a snapshot child sleeps this many microseconds after
+  // each key (negative -n: 1 us with probability 1/n), so tests can catch a
+  // BGSAVE / BGREWRITEAOF in progress.
+  int64_t rdb_key_save_delay = 0;
   bool aof_load_truncated = true;
   // `save`: snapshot after `seconds` if at least `changes` writes happened;
   // parsed once, when set.

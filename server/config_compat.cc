@@ -136,7 +136,6 @@ const CompatSetting kSettings[] = {
     {"cluster-announce-port", nullptr, Kind::kInt, "0", 0, 65535},
     {"cluster-announce-tls-port", nullptr, Kind::kInt, "0", 0, 65535},
     {"list-compress-depth", nullptr, Kind::kInt, "0", 0, kIntMax},
-    {"rdb-key-save-delay", nullptr, Kind::kInt, "0", kIntMin, kIntMax, nullptr, true, true},
     {"key-load-delay", nullptr, Kind::kInt, "0", kIntMin, kIntMax, nullptr, true, true},
     {"active-expire-effort", nullptr, Kind::kInt, "1", 1, 10},
     {"watchdog-period", nullptr, Kind::kInt, "0", 0, kIntMax, nullptr, true, true},

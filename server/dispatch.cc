@@ -54,6 +54,24 @@ int64_t CommandContext::now_ms() const {
   return NowMs();
 }
 
+bool CommandContext::ReplyLimited() const {
+  if (client.fd < 0 || client.replica || from_log) return false;
+  const ClientClass cls = client.subscribed() ? ClientClass::kPubsub : ClientClass::kNormal;
+  return server.cfg().client_output_buffer_limit[static_cast<size_t>(cls)].hard_bytes > 0;
+}
+
+bool CommandContext::ReplyOverLimit() {
+  if (client.close_asap) return true;
+  if (!ReplyLimited()) return false;
+  const ClientClass cls = client.subscribed() ? ClientClass::kPubsub : ClientClass::kNormal;
+  const uint64_t hard = server.cfg().client_output_buffer_limit[static_cast<size_t>(cls)].hard_bytes;
+  uint64_t unsent = client.out.size() + client.out_in_flight;
+  if (reply.buffer() != &client.out) unsent += reply.buffer()->size();
+  if (unsent < hard) return false;
+  client.close_asap = true;
+  return true;
+}
+
 bool CommandContext::can_block() const {
   // Redis's rule: inside MULTI/EXEC (a nested call) or from the log a command
   // never waits; it answers as if its timeout had passed.

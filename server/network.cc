@@ -23,10 +23,6 @@ namespace {
 constexpr size_t kReadChunk = 16 * 1024;
 // Past this many unsent bytes a connection stops reading new commands.
 constexpr size_t kPauseReadingAt = 64 * 1024 * 1024;
-// Redis keeps a client's first 16 KB of replies in its own buffer, which
-// client-output-buffer-limit does not count (so a tiny limit does not close
-// every client); feedkv leaves the same amount out.
-constexpr uint64_t kUncountedReplyBytes = 16 * 1024;
 }  // namespace
 
 bool IsLocalPeer(const boost::asio::ip::address& peer) {
@@ -115,7 +111,10 @@ void Connection::DoRead() {
   // An idle client holds no read buffer (5,000 idle connections would otherwise
   // pin 16 KiB each): the buffer is made when bytes arrive and given back once
   // every byte is parsed, as Redis frees an idle client's query buffer.
-  if (in_len_ == 0 && !in_.empty()) std::string().swap(in_);
+  if (in_len_ == 0 && !in_.empty()) {
+    std::string().swap(in_);
+    client_.query_buffer_free = 0;  // CLIENT LIST qbuf-free: nothing held
+  }
   read_in_flight_ = true;
   auto self = shared_from_this();
   socket_.async_wait(Socket::wait_read,
@@ -222,6 +221,10 @@ void Connection::ProcessInput() {
     if (args.empty()) continue;
     client_.query_buffer_size = in_len_ - batch_start;
     server_.Execute(client_, args);
+    if (client_.close_asap) {
+      CloseOverOutputLimit();
+      return;
+    }
     if (client_.close_after_reply) {
       stop_reading_ = true;
       break;
@@ -259,9 +262,7 @@ bool Connection::OutputOverLimit() {
   // in Redis) of the normal class.
   const ClientClass cls = client_.subscribed() ? ClientClass::kPubsub : ClientClass::kNormal;
   const OutputBufferLimit& limit = server_.cfg().client_output_buffer_limit[static_cast<size_t>(cls)];
-  const uint64_t unsent = client_.out.size() + writing_.size();
-  const uint64_t counted = unsent > kUncountedReplyBytes ? unsent - kUncountedReplyBytes : 0;
-  return OutputBufferOverLimit(limit, counted, NowMs() / 1000, &obuf_soft_since_s_);
+  return OutputBufferOverLimit(limit, client_.OutputBufferBytes(), NowMs() / 1000, &obuf_soft_since_s_);
 }
 
 size_t Connection::PauseReadingAt() const {
@@ -271,6 +272,15 @@ size_t Connection::PauseReadingAt() const {
   const OutputBufferLimit& limit = server_.cfg().client_output_buffer_limit[static_cast<size_t>(cls)];
   if (limit.hard_bytes == 0) return kPauseReadingAt;
   return std::max<uint64_t>(kPauseReadingAt, limit.hard_bytes + kUncountedReplyBytes);
+}
+
+bool Connection::OutputPastLimits() {
+  if (closed_ || client_.replica) return false;
+  if (client_.out.empty() && writing_.empty()) {
+    obuf_soft_since_s_ = 0;
+    return client_.close_asap;
+  }
+  return client_.close_asap || OutputOverLimit();
 }
 
 void Connection::CloseOverOutputLimit() {
@@ -287,7 +297,7 @@ void Connection::Flush() {
     return;
   }
   // Checked while a write is in flight too: replies pile up in out_ then.
-  if (OutputOverLimit()) {
+  if (client_.close_asap || OutputOverLimit()) {
     CloseOverOutputLimit();
     return;
   }
@@ -317,6 +327,7 @@ void Connection::Flush() {
   writing_.swap(client_.out);
   client_.out.clear();
   write_in_flight_ = true;
+  client_.out_in_flight = writing_.size() - done;
   auto self = shared_from_this();
   boost::asio::async_write(socket_, boost::asio::buffer(writing_.data() + done, writing_.size() - done),
                            [self, done](const boost::system::error_code& ec2, size_t n) {
@@ -332,6 +343,7 @@ void Connection::CountWritten(size_t n) {
 
 void Connection::OnWritten(const boost::system::error_code& ec, size_t n) {
   write_in_flight_ = false;
+  client_.out_in_flight = 0;
   if (closed_) return;
   if (ec) {
     Close();

@@ -44,6 +44,12 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void ResumeAfterWait();
   // Closes at once, dropping unsent replies.
   void Close();
+  // Whether the unsent replies are past client-output-buffer-limit (the soft
+  // limit's time counts from when it was first seen reached); the cron asks
+  // it of every client, as Redis's clientsCron, so a soft limit expires
+  // without traffic. Then CloseOverOutputLimit closes it.
+  bool OutputPastLimits();
+  void CloseOverOutputLimit();
   Client& client() { return client_; }
   bool closed() const { return closed_; }
   // While a script runs past busy-reply-threshold: reads what the client sent
@@ -67,7 +73,6 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void CountWritten(size_t n);
   // client-output-buffer-limit for the normal class; updates the soft-limit clock.
   bool OutputOverLimit();
-  void CloseOverOutputLimit();
   // Unsent reply bytes past which no more input is read or run.
   size_t PauseReadingAt() const;
   // Runs input that waited (reply backlog, parked command), flushes, reads on.

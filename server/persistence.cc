@@ -56,7 +56,8 @@ bool Persistence::Attach() {
     if (name == "appendonly" || name == "appendfsync" || name == "aof-segment-size") {
       // Once the command that set it has finished (never in the middle of an
       // EXEC whose writes the new log's base snapshot would already hold).
-      boost::asio::post(server_.io(), [this] { ApplyLogConfig(); });
+      const bool in_exec = server_.call_depth() > 1;
+      boost::asio::post(server_.io(), [this, in_exec] { ApplyLogConfig(in_exec); });
     }
   });
   server_.AddShutdownHook([this](const ShutdownOptions& o) { return Shutdown(o); });
@@ -93,9 +94,13 @@ void Persistence::Cron(int64_t now_ms) {
   // point checked now would start a second, needless BGSAVE.
   if (child_.pid > 0 || finalizing_ > 0) return;
   std::string reply;
-  if (rewrite_scheduled_) {
+  if (rewrite_scheduled_ && now_ms >= rewrite_not_before_ms_) {
     rewrite_scheduled_ = false;
-    BgSave(true, false, &reply).PermitUnchecked();
+    if (base_pending_) {
+      StartBaseRewrite(/*in_exec=*/false);
+    } else {
+      BgSave(true, false, &reply).PermitUnchecked();
+    }
     return;
   }
   if (bgsave_scheduled_) {
@@ -115,24 +120,32 @@ void Persistence::Cron(int64_t now_ms) {
   }
 }
 
-void Persistence::ApplyLogConfig() {
+void Persistence::ApplyLogConfig(bool in_exec) {
   const ServerConfig& cfg = server_.cfg();
   if (!cfg.appendonly && writer_) {
+    // As Redis's stopAppendOnly: a rewrite in progress is of no use any more.
+    if (child_.pid > 0 && child_.rewrite) KillChild("Killing running AOF rewrite child");
+    base_pending_ = false;
+    rewrite_scheduled_ = false;
     StopWriter();
     server_.Log(2, "AOF turned off");
   } else if (cfg.appendonly && !writer_) {
-    // A new log whose base is a snapshot of the data now (taken in the
-    // foreground, so no moment exists where the log is not recoverable).
+    // A new log from the journal's offset on, whose base is a snapshot taken
+    // in the background (a rewrite), as Redis's startAppendOnly: the command
+    // thread never writes the dataset out here. Until that snapshot is
+    // durable the manifest says `base pending`, and a restart meanwhile
+    // discards the log and loads dump.rdb, as Redis does in that state.
     Status s = env_->CreateDirIfMissing(aof_dir_);
-    aof::Manifest old;
-    if (s.ok() && aof::LoadManifest(env_, aof_dir_, cfg.appendfilename, &old).ok()) {
-      for (const auto& seg : old.segments) {
-        env_->RemoveFile(JoinPath(aof_dir_, aof::SegmentName(cfg.appendfilename, seg.seq)))
-            .PermitUnchecked();
-      }
+    if (s.ok()) {
+      RemoveLogFiles();
+      s = StartNewLog(/*save_base=*/false, /*lineage=*/0, /*base_pending=*/true);
     }
-    if (s.ok()) s = StartNewLog(true);
-    if (!s.ok()) server_.Log(3, "Could not turn the AOF on: " + s.ToString());
+    if (!s.ok()) {
+      server_.Log(3, "Could not turn the AOF on: " + s.ToString());
+    } else {
+      base_pending_ = true;
+      StartBaseRewrite(in_exec);
+    }
   }
   if (!writer_) return;
   if (writer_->policy() != cfg.appendfsync) {
@@ -140,6 +153,39 @@ void Persistence::ApplyLogConfig() {
     UpdateReplyAck();
   }
   writer_->set_segment_size(static_cast<uint64_t>(std::max<int64_t>(cfg.aof_segment_size, 1024)));
+}
+
+void Persistence::StartBaseRewrite(bool in_exec) {
+  // Redis's startAppendOnly, with its log lines.
+  if (in_exec) {
+    rewrite_scheduled_ = true;
+    server_.Log(3, "AOF was enabled during a transaction. An AOF background was scheduled to start when possible.");
+    return;
+  }
+  if (child_.pid > 0 || finalizing_ > 0) {
+    rewrite_scheduled_ = true;
+    server_.Log(3, "AOF was enabled but there is already another background operation. An AOF background was "
+                   "scheduled to start when possible.");
+    return;
+  }
+  std::string reply;
+  Status s = BgSave(/*rewrite=*/true, /*schedule=*/false, &reply);
+  if (!s.ok()) {
+    // The log stays on and pending; the cron tries again (Redis turns the
+    // AOF off and fails the CONFIG SET, which has already answered here).
+    rewrite_scheduled_ = true;
+    rewrite_not_before_ms_ = NowMs() + kBaseRetryMs;
+    server_.Log(3, "Could not start the AOF's base snapshot (" + s.ToString() + "); retrying in 5 s");
+  }
+}
+
+void Persistence::KillChild(std::string_view why) {
+  server_.Log(2, fmt::format("{}: {}", why, child_.pid));
+  ::kill(child_.pid, SIGKILL);
+  ::waitpid(child_.pid, nullptr, 0);
+  env_->RemoveFile(child_.tmp).PermitUnchecked();
+  child_ = Child{};
+  server_.set_fork_child_active(false);
 }
 
 void Persistence::UpdateWriteError() {
@@ -158,11 +204,7 @@ Status Persistence::Shutdown(const ShutdownOptions& o) {
   if (child_.pid > 0) {
     // As Redis: the final save replaces whatever the child was writing.
     server_.Log(3, "There is a child saving an .rdb. Killing it!");
-    ::kill(child_.pid, SIGKILL);
-    ::waitpid(child_.pid, nullptr, 0);
-    env_->RemoveFile(child_.tmp).PermitUnchecked();
-    child_ = Child{};
-    server_.set_fork_child_active(false);
+    KillChild("Killed the snapshot child");
   }
   const bool save = o.save == ShutdownOptions::Save::kSave ||
                     (o.save == ShutdownOptions::Save::kDefault && !server_.cfg().save_points.empty());

@@ -55,6 +55,15 @@ class Persistence {
   // new segment and the snapshot is taken at its start). *reply is the
   // status text for the client.
   Status BgSave(bool rewrite, bool schedule, std::string* reply);
+  // FLUSHALL just emptied the dataset: with save points configured, as
+  // Redis, a running BGSAVE (now outdated) is stopped and the empty dataset
+  // is saved, so a restart cannot bring the flushed keys back; the change
+  // count starts again from 0. The save is taken in the background (Redis
+  // saves in the foreground).
+  void AfterFlushAll();
+  // BGREWRITEAOF inside EXEC: as Redis, no fork there; the rewrite starts at
+  // the next cron tick.
+  Status ScheduleRewrite(std::string* reply);
   int64_t last_save_unix() const { return last_save_ms_ / 1000; }
   // DEBUG RELOAD: save, empty the dataset, load the snapshot back. !flush
   // (NOFLUSH) keeps the dataset and loads into it: a key or function library
@@ -112,8 +121,16 @@ class Persistence {
   // Replaces the dataset with the snapshot at `path`.
   Status LoadSnapshot(const std::string& path, rdb::Header* h, bool flushed = true, bool merge = false);
   Status ReplayAof(const aof::Manifest& m, aof::Position from, aof::LogReport* report);
-  // A new log at the journal's offset; lineage 0 makes a new one.
-  Status StartNewLog(bool save_base, uint64_t lineage = 0);
+  // A new log at the journal's offset; lineage 0 makes a new one. With
+  // save_base its base snapshot is written first, in the foreground (start-up
+  // and replication); with base_pending the manifest says the base is still
+  // to come (StartBaseRewrite).
+  Status StartNewLog(bool save_base, uint64_t lineage = 0, bool base_pending = false);
+  // The background snapshot that becomes the base of a log turned on at
+  // runtime; scheduled for the cron inside EXEC or while another child runs.
+  void StartBaseRewrite(bool in_exec);
+  // Stops the snapshot child (SIGKILL, reaped, its file removed), logging `why`.
+  void KillChild(std::string_view why);
   // Removes the segments (and manifest) of the log in aof_dir_.
   void RemoveLogFiles();
   Status OpenWriter(const aof::Manifest& m, uint64_t tail_size);
@@ -143,8 +160,9 @@ class Persistence {
   // `h` is the newest snapshot now (older cold checkpoints go).
   void SnapshotTaken(const rdb::Header& h);
   // Makes the log match appendonly / appendfsync / aof-segment-size (their
-  // change hook runs it after the CONFIG SET that changed one).
-  void ApplyLogConfig();
+  // change hook runs it after the CONFIG SET that changed one; in_exec: that
+  // CONFIG SET ran inside EXEC).
+  void ApplyLogConfig(bool in_exec = false);
   void UpdateWriteError();
   Status Shutdown(const ShutdownOptions& options);
   void InfoSection(std::string* out);
@@ -159,6 +177,10 @@ class Persistence {
 
   Child child_;
   bool rewrite_scheduled_ = false;
+  int64_t rewrite_not_before_ms_ = 0;  // a scheduled rewrite waits until then
+  // The live log was turned on at runtime and no snapshot of it is durable yet.
+  bool base_pending_ = false;
+  static constexpr int64_t kBaseRetryMs = 5000;
   bool bgsave_scheduled_ = false;
   int64_t last_save_ms_ = 0;
   int64_t last_bgsave_try_ms_ = 0;

@@ -14,8 +14,9 @@
 
 namespace feedkv::server {
 
-Status Persistence::StartNewLog(bool save_base, uint64_t lineage) {
+Status Persistence::StartNewLog(bool save_base, uint64_t lineage, bool base_pending) {
   aof::Manifest m;
+  m.base_pending = base_pending;
   std::random_device rd;
   m.lineage = lineage != 0 ? lineage
                            : (static_cast<uint64_t>(rd()) << 32) ^ rd() ^ static_cast<uint64_t>(NowUs());

@@ -48,6 +48,26 @@ bool Persistence::LoadAtStartup() {
   if (!s.ok()) return fatal("Can't open the append-only directory: " + s.ToString());
   aof::Manifest m;
   s = aof::LoadManifest(env_, aof_dir_, cfg.appendfilename, &m);
+  if (s.ok() && m.base_pending) {
+    // The log was turned on at runtime and stopped before any snapshot of it
+    // was durable. With one (renamed just before the mark was cleared) it is
+    // whole; without, it has no base: dropped, and dump.rdb is loaded, as
+    // Redis ignores an AOF whose first rewrite never finished.
+    rdb::Header h;
+    const bool based = env_->FileExists(rdb) && rdb::ReadHeaderFile(env_, rdb, &h).ok() &&
+                       h.aof_lineage == m.lineage && SegmentHolding(m, h.aof_offset) != nullptr;
+    if (based) {
+      m.base_pending = false;
+      s = aof::StoreManifest(env_, aof_dir_, cfg.appendfilename, m);
+      if (!s.ok()) return fatal("Can't update the AOF manifest: " + s.ToString());
+    } else {
+      server_.Log(3, fmt::format("The AOF in {} was turned on at runtime and its base snapshot never "
+                                 "finished: discarding it and loading {} (as Redis)",
+                                 aof_dir_, env_->FileExists(rdb) ? rdb : std::string("no snapshot")));
+      RemoveLogFiles();
+      s = Status::NotFound("discarded");
+    }
+  }
   if (s.IsNotFound()) {
     std::vector<std::string> names;
     env_->ListDir(aof_dir_, &names).PermitUnchecked();

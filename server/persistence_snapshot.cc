@@ -3,6 +3,7 @@
 // retirement) off the command thread once the AOF is durable to the
 // snapshot's position. And DEBUG DIGEST.
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -124,6 +125,25 @@ Status Persistence::Save() {
   return Status::OK();
 }
 
+void Persistence::AfterFlushAll() {
+  if (server_.cfg().save_points.empty()) return;
+  if (child_.pid > 0 && !child_.rewrite) KillChild("FLUSHALL made the running background save outdated; killed it");
+  // After the FLUSHALL has counted its own change.
+  boost::asio::post(server_.io(), [this] {
+    std::string reply;
+    BgSave(false, true, &reply).PermitUnchecked();
+    server_.stats().dirty = 0;
+    if (child_.pid > 0) child_.dirty_at_start = 0;
+  });
+}
+
+Status Persistence::ScheduleRewrite(std::string* reply) {
+  if (child_.pid > 0 && child_.rewrite) return Status::Busy("Background append only file rewriting already in progress");
+  rewrite_scheduled_ = true;
+  *reply = "Background append only file rewriting scheduled";
+  return Status::OK();
+}
+
 Status Persistence::BgSave(bool rewrite, bool schedule, std::string* reply) {
   if (child_.pid > 0) {
     if (rewrite && child_.rewrite) return Status::Busy("Background append only file rewriting already in progress");
@@ -145,15 +165,20 @@ Status Persistence::BgSave(bool rewrite, bool schedule, std::string* reply) {
   c.dirty_at_start = server_.stats().dirty;
   c.tmp = JoinPath(server_.cfg().dir, fmt::format("temp-bg-{}-{}.rdb", getpid(), total_forks_));
   rdb::SnapshotSource src = Source(c.header);
+  src.key_delay_us = server_.cfg().rdb_key_save_delay;  // the child only, as tests use it
   // The cold store as of this position, taken by its writer thread meanwhile.
   if (ColdTier* cold = server_.cold_tier()) c.cold_checkpoint = cold->QueueCheckpoint(c.header, &c.cold_done);
   int64_t t0 = NowUs();
+  const pid_t parent = ::getpid();
   pid_t pid = ::fork();
   if (pid == 0) {
     // Child: a frozen copy of the dataset (copy-on-write). Only the snapshot
     // code runs here; no Asio, no other thread's state.
     ::signal(SIGTERM, SIG_DFL);
     ::signal(SIGINT, SIG_DFL);
+    // Nobody would finish (rename) the snapshot of a server that died.
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (::getppid() != parent) ::_exit(1);
     rdb::SaveStats st;
     Status s = rdb::WriteSnapshotFile(Env::Default(), c.tmp, src, &st);
     if (!s.ok()) {
@@ -228,11 +253,19 @@ void Persistence::RecordChild(const Child& c, bool success) {
     last_bgsave_ok_ = success;
     last_bgsave_secs_ = secs;
   }
+  // A log turned on at runtime still needs its base: try again (as Redis
+  // reschedules its rewrite while it waits for one), not at once.
+  if (!success && base_pending_ && !rewrite_scheduled_) {
+    rewrite_scheduled_ = true;
+    rewrite_not_before_ms_ = NowMs() + kBaseRetryMs;
+  }
   UpdateWriteError();
 }
 
 void Persistence::SnapshotTaken(const rdb::Header& h) {
   last_snapshot_ = h;
+  // Any durable snapshot of this log is its base.
+  if (writer_ && h.aof_lineage == writer_->lineage()) base_pending_ = false;
   if (ColdTier* cold = server_.cold_tier()) cold->KeepOnlyCheckpoint(h);
 }
 

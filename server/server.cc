@@ -603,22 +603,24 @@ void Server::Cron() {
       if (space->growing()) space->GrowStep(CounterSpace::kCronGrowSlots);
     }
   }
-  // Idle clients.
-  if (cfg().timeout > 0) {
-    std::vector<std::shared_ptr<Connection>> idle;
-    for (auto& [id, c] : connections_) {
-      const Client& cl = c->client();
-      // A parked client is not idle: its command waits on its own timeout (as Redis).
-      if (!cl.monitor && !cl.blocked && !cl.replica &&
-          now - cl.last_interaction_ms > cfg().timeout * 1000) {
-        idle.push_back(c);
-      }
-    }
-    for (auto& c : idle) {
-      Log(1, "Closing idle client");
-      c->Close();
+  // Idle clients, and clients whose unsent replies stay past their output
+  // limits without traffic (a soft limit's time runs out), as Redis's clientsCron.
+  std::vector<std::shared_ptr<Connection>> idle, over_limit;
+  for (auto& [id, c] : connections_) {
+    const Client& cl = c->client();
+    // A parked client is not idle: its command waits on its own timeout (as Redis).
+    if (cfg().timeout > 0 && !cl.monitor && !cl.blocked && !cl.replica &&
+        now - cl.last_interaction_ms > cfg().timeout * 1000) {
+      idle.push_back(c);
+    } else if (c->OutputPastLimits()) {
+      over_limit.push_back(c);
     }
   }
+  for (auto& c : idle) {
+    Log(1, "Closing idle client");
+    c->Close();
+  }
+  for (auto& c : over_limit) c->CloseOverOutputLimit();
   // ops/sec
   if (now - stats_.last_sample_ms >= 1000) {
     uint64_t delta = stats_.total_commands_processed - stats_.last_sample_commands;

@@ -329,10 +329,15 @@ class Server {
   // Set by persistence while a BGSAVE / BGREWRITEAOF child runs: the cron then leaves
   // keyspace rehashing to the commands' own steps, as Redis does, so the parent
   // dirties (and copies on write) as few pages as it can.
-  // Keys' access stamps are left alone meanwhile, for the same reason.
+  // Keys' access stamps are left alone meanwhile, and the keyspace tables grow
+  // only when five times over full, for the same reason.
+  // Nesting of the command running now: 0 between commands, 1 for a client's
+  // command, 2+ inside EXEC or a script.
+  int call_depth() const { return call_depth_; }
   void set_fork_child_active(bool active) {
     fork_child_active_ = active;
     access_clock_.set_frozen(active);
+    KeyTable::SetResizeDiscouraged(active);
   }
   // Sections added to INFO by other components: name -> appender of lines.
   void AddInfoSection(std::string name, std::function<void(std::string*)> fn) {

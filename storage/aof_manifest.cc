@@ -42,6 +42,7 @@ const SegmentInfo* Manifest::Find(uint64_t seq) const {
 
 std::string Manifest::Serialize(std::string_view base_name) const {
   std::string out = fmt::format("{}\nversion 1\nlineage {:016x}\n", kHeaderLine, lineage);
+  if (base_pending) out += "base pending\n";
   for (const auto& s : segments) {
     out += fmt::format("segment {} start {} file {}\n", s.seq, s.start, SegmentName(base_name, s.seq));
   }
@@ -81,6 +82,9 @@ Status Manifest::Parse(std::string_view text, std::string_view base_name, Manife
     } else if (w[0] == "lineage") {
       if (w.size() != 2 || !ParseU64(w[1], &out->lineage, 16)) return bad("bad lineage line");
       have_lineage = true;
+    } else if (w[0] == "base") {
+      if (w.size() != 2 || w[1] != "pending") return bad("bad base line");
+      out->base_pending = true;
     } else if (w[0] == "segment") {
       SegmentInfo s;
       if (w.size() != 6 || w[2] != "start" || w[4] != "file" || !ParseU64(w[1], &s.seq) ||

@@ -15,7 +15,11 @@
 // `lineage` is a random id made when the log is created: an RDB records the
 // lineage its position belongs to, so a snapshot is never replayed against a
 // different log. Segments are listed in seq order with contiguous seqs.
-// A plain value; not thread-safe.
+// A log turned on at runtime (CONFIG SET appendonly yes) has no base until
+// its first snapshot is finished in the background; until then a line
+// `base pending` (after lineage) says so, and start-up discards such a log
+// unless a snapshot of its lineage exists (as Redis ignores its AOF in that
+// state). A plain value; not thread-safe.
 #pragma once
 
 #include <cstdint>
@@ -36,6 +40,7 @@ struct SegmentInfo {
 
 struct Manifest {
   uint64_t lineage = 0;
+  bool base_pending = false;
   std::vector<SegmentInfo> segments;
 
   const SegmentInfo* Find(uint64_t seq) const;

@@ -375,7 +375,9 @@ void AofWriter::Retire(uint64_t keep_from) {
     gone.push_back(m.segments.front().seq);
     m.segments.erase(m.segments.begin());
   }
-  if (gone.empty()) return;
+  const bool base_was_pending = m.base_pending;
+  m.base_pending = false;
+  if (gone.empty() && !base_was_pending) return;
   Status s = StoreManifest(opts_.env, opts_.dir, opts_.base_name, m);
   if (!s.ok()) return;  // retried at the next snapshot
   {

@@ -125,8 +125,10 @@ class AofWriter : public JournalConsumer {
   // Runs fn(status) on the writer thread once everything sealed before the
   // call is written and fsynced; status is the error if that failed.
   void RunWhenDurable(std::function<void(const Status&)> fn);
-  // Drops segments with seq < keep_from from the manifest, then deletes
-  // their files (on the writer thread). Never drops the current segment.
+  // A snapshot of this log is durable (its new base): drops segments with
+  // seq < keep_from from the manifest, then deletes their files, and clears
+  // the manifest's `base pending` mark (on the writer thread). Never drops
+  // the current segment.
   void RetireBefore(uint64_t keep_from);
   // A copy of the current manifest and stats (any thread).
   Manifest manifest() const;

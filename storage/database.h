@@ -203,6 +203,8 @@ class Database {
   bool rehashing() const { return table_.rehashing(); }
   // Buckets of both arrays.
   size_t bucket_count() const { return table_.bucket_count(); }
+  // DEBUG HTSTATS: the main array (0) or the rehashing target (1).
+  KeyTable::ArrayStats TableStats(int which) const { return table_.Stats(which); }
   // Sum of remaining TTLs / count over keys sampled by the last active cycle.
   int64_t avg_ttl_ms() const { return avg_ttl_ms_; }
 

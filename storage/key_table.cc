@@ -28,6 +28,9 @@ constexpr size_t kReleaseBytes = size_t{256} << 10;
 constexpr size_t kEmptyVisitsPerBucket = 10;
 // Shrink below this fill (percent), as Redis's HASHTABLE_MIN_FILL.
 constexpr size_t kMinFillPercent = 10;
+// While resizing is discouraged, grow only past this many keys per bucket
+// (Redis's dict_force_resize_ratio).
+constexpr size_t kForceResizeRatio = 5;
 
 }  // namespace
 
@@ -93,6 +96,10 @@ Entry* KeyTable::Find(std::string_view key, uint64_t hash) const {
 
 void KeyTable::MaybeResize(size_t keys) {
   if (rehashing()) return;
+  if (resize_discouraged_) {
+    if (keys > t0_.size * kForceResizeRatio) StartResize(std::bit_ceil(keys));
+    return;
+  }
   if (keys > t0_.size) {
     StartResize(std::bit_ceil(keys));
   } else if (t0_.size > kMinBuckets && keys * 100 <= t0_.size * kMinFillPercent) {
@@ -100,9 +107,30 @@ void KeyTable::MaybeResize(size_t keys) {
   }
 }
 
+KeyTable::ArrayStats KeyTable::Stats(int which) const {
+  ArrayStats st;
+  const Array& a = which == 0 ? t0_ : t1_;
+  st.size = a.size;
+  constexpr size_t kLast = std::size(ArrayStats{}.chain_counts) - 1;
+  for (size_t i = 0; i < a.size; i++) {
+    const Entry* const* head = Head(a, i);
+    size_t len = 0;
+    for (const Entry* e = head != nullptr ? *head : nullptr; e != nullptr; e = e->next) len++;
+    st.chain_counts[std::min(len, kLast)]++;
+    if (len == 0) continue;
+    st.used_slots++;
+    st.elements += len;
+    st.max_chain = std::max(st.max_chain, len);
+  }
+  return st;
+}
+
 void KeyTable::StartResize(size_t nbuckets) {
   t1_ = Allocate(nbuckets);
   rehash_idx_ = 0;
+  // The first step at once, as Redis's add into a table it just resized
+  // lands in the new one: the new array is never empty while rehashing.
+  Rehash(1);
 }
 
 bool KeyTable::Rehash(size_t n) {

@@ -77,7 +77,24 @@ class KeyTable {
   }
 
   // Starts a grow or shrink if `keys` calls for one and none is in progress.
+  // While resizing is discouraged (a fork child is writing a snapshot) only
+  // a table five times over full grows, as Redis's dict_force_resize_ratio.
   void MaybeResize(size_t keys);
+  // Process-wide, as Redis's dictEnableResize/dictDisableResize: set by the
+  // command thread while a snapshot child runs, so the parent rewrites (and
+  // copies on write) as few bucket pages as it can.
+  static void SetResizeDiscouraged(bool discouraged) { resize_discouraged_ = discouraged; }
+
+  // DEBUG HTSTATS: one array's shape, as Redis's dictGetStats counts it.
+  struct ArrayStats {
+    size_t size = 0;        // buckets
+    size_t elements = 0;
+    size_t used_slots = 0;  // non-empty buckets
+    size_t max_chain = 0;
+    size_t chain_counts[50] = {};  // buckets by chain length (the last: 49 or more)
+  };
+  // which: 0 the main array, 1 the rehashing target (size 0 when none).
+  ArrayStats Stats(int which) const;
   // Moves one non-empty bucket (looking at most at 10 empty ones).
   void RehashStep() {
     if (rehashing()) Rehash(1);
@@ -139,6 +156,7 @@ class KeyTable {
     return &a.buckets[idx];
   }
 
+  static inline bool resize_discouraged_ = false;
   Array t0_;             // the table; the old one while rehashing
   Array t1_;             // the new table while rehashing, else unused
   size_t rehash_idx_ = 0;  // t0 buckets below this are empty

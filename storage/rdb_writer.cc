@@ -2,6 +2,9 @@
 
 #include <xxhash.h>
 
+#include <unistd.h>
+
+#include <cstdlib>
 #include <cstring>
 
 #include "storage/counter_space.h"
@@ -37,8 +40,14 @@ void WriteHeader(const Header& h, RdbSink* sink) {
   sink->Write(b.data(), b.size());
 }
 
-void WriteDatabase(int index, const Database& db, bool src_compress, RdbSink* sink,
-                   SaveStats* stats) {
+// Redis's debugDelay.
+void KeyDelay(int64_t us) {
+  if (us < 0) us = std::rand() % -us == 0 ? 1 : 0;
+  if (us > 0) ::usleep(static_cast<useconds_t>(us));
+}
+
+void WriteDatabase(int index, const Database& db, bool src_compress, int64_t key_delay_us,
+                   RdbSink* sink, SaveStats* stats) {
   sink->BeginSection(kSectionDatabase);
   sink->PutVarint(static_cast<uint64_t>(index));
   sink->PutVarint(db.size());
@@ -68,6 +77,7 @@ void WriteDatabase(int index, const Database& db, bool src_compress, RdbSink* si
       if (scratch.capacity() > (1 << 20)) std::string().swap(scratch);
     }
     stats->keys++;
+    if (key_delay_us != 0) KeyDelay(key_delay_us);
   });
   sink->PutU8(kEntryEnd);
   sink->EndSection();
@@ -96,7 +106,7 @@ Status WriteSnapshot(const SnapshotSource& src, RdbSink* sink, SaveStats* stats)
 
   for (size_t i = 0; i < src.dbs.size(); i++) {
     if (src.dbs[i] != nullptr && src.dbs[i]->size() > 0) {
-      WriteDatabase(static_cast<int>(i), *src.dbs[i], src.compress, sink, stats);
+      WriteDatabase(static_cast<int>(i), *src.dbs[i], src.compress, src.key_delay_us, sink, stats);
     }
     if (!sink->status().ok()) return sink->status();
   }

@@ -30,6 +30,10 @@ struct SnapshotSource {
   std::vector<std::pair<std::string_view, const CounterSpace*>> counter_spaces;
   std::vector<std::string> function_libraries;  // FUNCTION LOAD code, in load order
   bool compress = true;  // rdbcompression: zero runs in large blobs
+  // Redis's rdb-key-save-delay (a test hook): microseconds to sleep after
+  // each key; a negative -n sleeps 1 us with probability 1/n. Only a
+  // snapshot child sets it.
+  int64_t key_delay_us = 0;
 };
 
 struct SaveStats {

@@ -208,7 +208,7 @@ std::string ClientInfoLine(const Server& server, const Client& c) {
       (now - c.last_interaction_ms) / 1000, flags, c.db, c.channels.size(), c.patterns.size(),
       c.shard_channels.size(),
       c.in_multi ? static_cast<int64_t>(c.queued.size()) : -1, c.query_buffer_size,
-      c.query_buffer_free, c.out.size(),
+      c.query_buffer_free, c.OutputBufferBytes(),
       c.out.capacity() + 1024, c.last_command == nullptr ? std::string_view("NULL") : c.last_command->name,
       c.user != nullptr ? std::string_view(c.user->name) : std::string_view("default"),
       c.tracking.on ? static_cast<int64_t>(c.tracking.redirect) : -1, c.resp,

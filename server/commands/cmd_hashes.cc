@@ -158,10 +158,12 @@ void HRandField(CommandContext& ctx) {
   const size_t size = h->size();
   if (count < 0) {
     // Repeats allowed: count independent picks.
-    if (-count > 100'000'000) return ctx.Error(protocol::err::kCountTooLarge);
+    // A client with a hard output limit is stopped by it, as in Redis; without
+    // one, a reply this big would exhaust memory, so it is refused.
+    if (-count > 100'000'000 && !ctx.ReplyLimited()) return ctx.Error(protocol::err::kCountTooLarge);
     const auto n = static_cast<size_t>(-count);
     r.ArrayHeader(withvalues && r.resp() < 3 ? n * 2 : n);
-    for (size_t i = 0; i < n; ++i) ReplyField(r, h->Random(ctx.server.Random()), withvalues);
+    for (size_t i = 0; i < n && !ctx.ReplyOverLimit(); ++i) ReplyField(r, h->Random(ctx.server.Random()), withvalues);
     return;
   }
   std::vector<HashField> all;

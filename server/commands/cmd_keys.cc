@@ -94,7 +94,10 @@ void Keys(CommandContext& ctx) {
     if (all || GlobMatch(pattern, k, false)) keys.push_back(k);
   });
   ctx.reply.ArrayHeader(keys.size());
-  for (std::string_view k : keys) ctx.reply.Bulk(k);
+  for (std::string_view k : keys) {
+    if (ctx.ReplyOverLimit()) return;  // the reply will not be sent: the client closes
+    ctx.reply.Bulk(k);
+  }
 }
 
 // SCAN cursor [MATCH pattern] [COUNT count] [TYPE type]

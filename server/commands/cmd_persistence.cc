@@ -57,7 +57,7 @@ void BgRewriteAof(CommandContext& ctx) {
   Persistence* p = Get(ctx);
   if (p == nullptr) return;
   std::string reply;
-  Status s = p->BgSave(true, false, &reply);
+  Status s = ctx.depth > 1 ? p->ScheduleRewrite(&reply) : p->BgSave(true, false, &reply);
   if (!s.ok()) return ctx.Error(s);
   ctx.reply.Simple(reply);
 }
@@ -76,6 +76,8 @@ constexpr std::string_view kDebugHelp[] = {
     "    Output a hex signature representing the current DB content.",
     "DIGEST-VALUE <key> [<key> ...]",
     "    Output a hex signature of the values of all the specified keys.",
+    "HTSTATS <dbid>",
+    "    Return hash table statistics of the specified Redis database.",
     "LOADAOF",
     "    Flush the AOF buffers on disk and reload the AOF in memory.",
     "OBJECT <key>",
@@ -267,6 +269,41 @@ void DebugProtocol(CommandContext& ctx) {
   }
 }
 
+// One array of a keyspace table in Redis's dictGetStats words.
+void AppendTableStats(const KeyTable::ArrayStats& st, int which, std::string* out) {
+  const char* name = which == 0 ? "main hash table" : "rehashing target";
+  if (st.elements == 0) {
+    *out += fmt::format("Hash table {} stats ({}):\nNo stats available for empty dictionaries\n", which, name);
+    return;
+  }
+  *out += fmt::format(
+      "Hash table {} stats ({}):\n table size: {}\n number of elements: {}\n different slots: {}\n"
+      " max chain length: {}\n avg chain length (counted): {:.2f}\n avg chain length (computed): {:.2f}\n"
+      " Chain length distribution:\n",
+      which, name, st.size, st.elements, st.used_slots, st.max_chain,
+      static_cast<float>(st.elements) / static_cast<float>(st.used_slots),
+      static_cast<float>(st.elements) / static_cast<float>(st.used_slots));
+  for (size_t len = 0; len + 1 < std::size(st.chain_counts); len++) {
+    if (st.chain_counts[len] == 0) continue;
+    *out += fmt::format("   {}: {} ({:.2f}%)\n", len, st.chain_counts[len],
+                        static_cast<float>(st.chain_counts[len]) / static_cast<float>(st.size) * 100);
+  }
+}
+
+// DEBUG HTSTATS <dbid>: the keyspace table's shape, as Redis prints its dicts.
+// Expire times live in the keys' entries here, not in a second table.
+void DebugHtStats(CommandContext& ctx) {
+  int64_t dbid;
+  if (!ctx.IntArg(2, &dbid)) return;
+  if (dbid < 0 || dbid >= ctx.server.dataset().num_dbs()) return ctx.Error("ERR Out of range database");
+  const Database& db = ctx.server.dataset().db(static_cast<int>(dbid));
+  std::string out = "[Dictionary HT]\n";
+  AppendTableStats(db.TableStats(0), 0, &out);
+  if (db.rehashing()) AppendTableStats(db.TableStats(1), 1, &out);
+  out += "[Expires HT]\nNo separate table: expire times are kept in the keys' entries\n";
+  ctx.reply.Verbatim(out);
+}
+
 void Debug(CommandContext& ctx) {
   std::string_view sub = ctx.arg(1);
   if (EqualsIgnoreCase(sub, "HELP")) {
@@ -352,6 +389,7 @@ void Debug(CommandContext& ctx) {
     return;
   }
   if (EqualsIgnoreCase(sub, "PROTOCOL") && ctx.argc() == 3) return DebugProtocol(ctx);
+  if (EqualsIgnoreCase(sub, "HTSTATS") && ctx.argc() == 3) return DebugHtStats(ctx);
   if (EqualsIgnoreCase(sub, "LOADAOF") && ctx.argc() == 2) return DebugLoadAof(ctx);
   if (EqualsIgnoreCase(sub, "POPULATE") && ctx.argc() >= 3 && ctx.argc() <= 5) return Populate(ctx);
   if (EqualsIgnoreCase(sub, "OBJECT") && ctx.argc() == 3) {

@@ -8,6 +8,7 @@
 #include "server/cold_tier.h"
 #include "server/command_context.h"
 #include "server/info.h"
+#include "server/persistence.h"
 #include "server/replication/replication.h"
 #include "server/script_engine.h"
 #include "server/server.h"
@@ -150,6 +151,7 @@ void FlushAll(CommandContext& ctx) {
     ctx.server.db(i).Clear();
   }
   ctx.Dirty(std::max<int64_t>(1, static_cast<int64_t>(n)));
+  if (Persistence* p = ctx.server.persistence(); p != nullptr && !ctx.from_log) p->AfterFlushAll();
   ctx.reply.Ok();
 }
 

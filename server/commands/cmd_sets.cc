@@ -25,8 +25,8 @@ namespace {
 
 using set_family::ReplySet;
 
-// SRANDMEMBER with a negative count builds its whole reply at once; past this it
-// would exhaust memory (Redis would too).
+// SRANDMEMBER with a negative count and no hard output limit to stop it builds
+// its whole reply at once; past this it would exhaust memory (Redis would too).
 constexpr int64_t kMaxRandomReply = 100'000'000;
 
 void SRandMember(CommandContext& ctx) {
@@ -44,7 +44,7 @@ void SRandMember(CommandContext& ctx) {
   }
   if (set == nullptr || count == 0) return ctx.reply.ArrayHeader(0);
   if (count < 0) {
-    if (-count > kMaxRandomReply) return ctx.Error(protocol::err::kCountTooLarge);
+    if (-count > kMaxRandomReply && !ctx.ReplyLimited()) return ctx.Error(protocol::err::kCountTooLarge);
     ctx.reply.ArrayHeader(static_cast<size_t>(-count));
     if (static_cast<uint64_t>(-count) > set->size()) {
       // More picks than members: list them once. A longset can be far below its fill (an
@@ -52,10 +52,14 @@ void SRandMember(CommandContext& ctx) {
       // RandomMember may walk a long run of empty slots.
       std::vector<SetMember> all;
       set->Members(&all);
-      for (int64_t i = 0; i < -count; ++i) TextMembers::Reply(ctx.reply, all[ctx.server.Random() % all.size()]);
+      for (int64_t i = 0; i < -count && !ctx.ReplyOverLimit(); ++i) {
+        TextMembers::Reply(ctx.reply, all[ctx.server.Random() % all.size()]);
+      }
       return;
     }
-    for (int64_t i = 0; i < -count; ++i) TextMembers::Reply(ctx.reply, set->RandomMember(ctx.server.Random()));
+    for (int64_t i = 0; i < -count && !ctx.ReplyOverLimit(); ++i) {
+      TextMembers::Reply(ctx.reply, set->RandomMember(ctx.server.Random()));
+    }
     return;
   }
   if (static_cast<uint64_t>(count) >= set->size()) {

@@ -156,10 +156,11 @@ void ZRandMember(CommandContext& ctx) {
   const size_t size = z->size();
   if (count < 0) {
     // Repeats allowed: count independent picks.
-    if (-count > 100'000'000) return ctx.Error(protocol::err::kCountTooLarge);
+    // Stopped by a hard output limit, as in Redis; refused without one.
+    if (-count > 100'000'000 && !ctx.ReplyLimited()) return ctx.Error(protocol::err::kCountTooLarge);
     const auto n = static_cast<size_t>(-count);
     r.ArrayHeader(withscores && r.resp() < 3 ? n * 2 : n);
-    for (size_t i = 0; i < n; ++i) ReplyEntry(r, z->Random(ctx.server.Random()), withscores);
+    for (size_t i = 0; i < n && !ctx.ReplyOverLimit(); ++i) ReplyEntry(r, z->Random(ctx.server.Random()), withscores);
     return;
   }
   const auto want = static_cast<size_t>(count);

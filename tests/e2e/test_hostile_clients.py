@@ -5,13 +5,15 @@ Every case here also runs against Redis (FEEDKV_SERVER=/usr/bin/redis-server)
 unless marked feedkv-only."""
 
 import resource
+import socket
 import subprocess
 import time
 
 import pytest
 import redis
 
-from conftest import RawConn, RespError, encode_command, is_real_redis, is_sanitized, wait_until
+from conftest import (ConnectionClosed, RawConn, RespError, encode_command, is_real_redis, is_sanitized,
+                      wait_until)
 
 NOT_IN_MULTI = RespError("ERR Command not allowed inside a transaction")
 
@@ -276,3 +278,74 @@ def test_idle_connections_hold_no_read_buffer(server):
     finally:
         for s in socks:
             s.close()
+
+
+# ---------------------------------------------------------------------------
+# client-output-buffer-limit inside one command, and without traffic
+# ---------------------------------------------------------------------------
+
+@pytest.mark.parametrize("cmd", [("HRANDFIELD", "h", "-999999999"),
+                                 ("SRANDMEMBER", "s", "-999999999"),
+                                 ("ZRANDMEMBER", "z", "-999999999")])
+def test_a_huge_random_reply_is_stopped_by_the_hard_limit(server, raw, cmd):
+    """Redis checks its hard limit while such a reply grows and stops the loop;
+    the client is closed without a reply."""
+    r = server.client()
+    r.hset("h", "a", "b")
+    r.sadd("s", "a")
+    r.zadd("z", {"a": 1})
+    r.config_set("client-output-buffer-limit", "normal 1000000 0 0")
+    c = raw()
+    c.send(encode_command(*cmd))
+    with pytest.raises((ConnectionClosed, OSError)):
+        c.read_reply(timeout=30)
+    assert r.ping()
+
+
+def test_keys_is_stopped_by_the_hard_limit_mid_reply(server, raw):
+    r = server.client()
+    prefix = "long-key-name-prefix-of-100-chars" + "-" * 67
+    r.mset({f"{prefix}{i}": "v" for i in range(1000)})
+    r.config_set("client-output-buffer-limit", "normal 100000 0 0")
+    c = raw()
+    c.send(encode_command("KEYS", "*"))
+    with pytest.raises((ConnectionClosed, OSError)):
+        c.read_reply(timeout=30)
+    assert r.dbsize() == 1000
+
+
+def test_a_soft_limit_closes_a_client_that_stopped_reading_without_more_traffic(server, raw):
+    """Redis's clientsCron: the soft limit's time runs out while nothing else happens."""
+    r = server.client()
+    r.config_set("client-output-buffer-limit", "pubsub 0 100000 1")
+    sub = raw()
+    sub.send(encode_command("CLIENT", "SETNAME", "slow-sub"))
+    assert sub.read_reply() == "OK"
+    sub.send(encode_command("SUBSCRIBE", "ch"))
+    assert sub.read_reply() == [b"subscribe", b"ch", 1]
+    sub.sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    payload = "x" * 1000
+    # Publish until the subscriber's unsent replies pass the soft limit, then stop.
+    deadline = time.time() + 20
+    while time.time() < deadline:
+        r.publish("ch", payload)
+        line = next((l for l in r.execute_command("CLIENT", "LIST").splitlines()
+                     if "name=slow-sub" in l), "")
+        if not line:
+            break
+        omem = int(line.split(" omem=")[1].split(" ")[0])
+        if omem > 100000:
+            break
+    assert wait_until(lambda: not any("name=slow-sub" in l for l in
+                                      r.execute_command("CLIENT", "LIST").splitlines()),
+                      timeout=5), "the soft limit never closed the idle subscriber"
+
+
+@pytest.mark.skipif(is_real_redis(), reason="feedkv's guard: Redis builds the whole reply "
+                    "(tens of GB) when no output limit applies")
+def test_a_huge_random_reply_without_a_limit_is_refused(server, raw):
+    r = server.client()
+    r.hset("h", "a", "b")
+    c = raw()
+    assert c.cmd("HRANDFIELD", "h", "-999999999") == RespError("ERR count is too large")
+    assert c.cmd("PING") == "PONG"

@@ -188,6 +188,22 @@ TEST(AofManifest, RoundTripAndChecksum) {
   EXPECT_TRUE(Manifest::Parse("", "appendonly.aof", &back).IsCorruption());
 }
 
+TEST(AofManifest, BasePendingMarkRoundTrips) {
+  Manifest m;
+  m.lineage = 7;
+  m.base_pending = true;
+  m.segments = {{1, 40}};
+  const std::string text = m.Serialize("appendonly.aof");
+  EXPECT_NE(text.find("\nbase pending\n"), std::string::npos);
+  Manifest back;
+  ASSERT_TRUE(Manifest::Parse(text, "appendonly.aof", &back).ok());
+  EXPECT_TRUE(back.base_pending);
+  EXPECT_EQ(back, m);
+  m.base_pending = false;
+  ASSERT_TRUE(Manifest::Parse(m.Serialize("appendonly.aof"), "appendonly.aof", &back).ok());
+  EXPECT_FALSE(back.base_pending);
+}
+
 TEST(AofManifest, RejectsGapsInSeqs) {
   Manifest m;
   m.lineage = 1;

@@ -34,9 +34,11 @@ class AofWriterTest : public ::testing::Test {
   }
   void TearDown() override { std::filesystem::remove_all(dir_); }
 
-  std::unique_ptr<AofWriter> Open(FsyncPolicy policy, uint64_t segment_size = 1 << 20) {
+  std::unique_ptr<AofWriter> Open(FsyncPolicy policy, uint64_t segment_size = 1 << 20,
+                                  bool base_pending = false) {
     Manifest m;
     m.lineage = 42;
+    m.base_pending = base_pending;
     m.segments = {{1, 0}};
     std::unique_ptr<WritableFile> f;
     EXPECT_TRUE(env_->NewWritableFile(dir_ + "/appendonly.aof.000001", true, &f).ok());
@@ -212,6 +214,25 @@ TEST_F(AofWriterTest, RetireDropsOldSegments) {
   EXPECT_TRUE(env_->FileExists(dir_ + "/appendonly.aof.000004"));
   auto cmds = ReadBack();
   EXPECT_EQ(cmds, (std::vector<std::string>{"SELECT 0", "SET k 3", "SELECT 0", "SET k 4"}));
+}
+
+TEST_F(AofWriterTest, RetireClearsTheBasePendingMark) {
+  // A log turned on at runtime is marked until its first snapshot is durable;
+  // the retirement that follows that snapshot stores the manifest unmarked,
+  // even when no segment goes.
+  auto w = Open(FsyncPolicy::kNo, 1 << 20, /*base_pending=*/true);
+  ASSERT_TRUE(w->manifest().base_pending);
+  Append(0, Cmds{{"SET", "k", "v"}});
+  Seal();
+  w->RetireBefore(1);
+  std::atomic<bool> done{false};
+  w->RunWhenDurable([&](const Status&) { done = true; });
+  ASSERT_TRUE(WaitFor([&] { return done.load() && !w->manifest().base_pending; }));
+  ASSERT_TRUE(Stop(w.get()).ok());
+  Manifest stored;
+  ASSERT_TRUE(LoadManifest(env_, dir_, "appendonly.aof", &stored).ok());
+  EXPECT_FALSE(stored.base_pending);
+  EXPECT_EQ(stored.segments.size(), 1u);
 }
 
 TEST_F(AofWriterTest, FullDiskIsReportedThenRecoveredWithNothingLost) {

@@ -418,5 +418,41 @@ TEST(DatabaseRehashTest, GrowthOfALargeTableIsIncremental) {
   EXPECT_EQ(db.size(), static_cast<size_t>(kN) + 1);
 }
 
+TEST(DatabaseRehashTest, GrowsOnlyWhenFiveTimesFullWhileResizingIsDiscouraged) {
+  // As Redis's dict while a fork child runs: pages stay shared unless the
+  // chains would grow long.
+  Database db(0);
+  int n = 0;
+  for (; n < 16; n++) db.SetString(Key(n), "v", kNoExpire, false);
+  KeyTable::SetResizeDiscouraged(true);
+  for (; n < 80; n++) db.SetString(Key(n), "v", kNoExpire, false);
+  EXPECT_FALSE(db.rehashing());
+  EXPECT_EQ(db.TableStats(0).size, 16u);
+  EXPECT_EQ(db.TableStats(0).elements, 80u);
+  db.SetString(Key(n++), "v", kNoExpire, false);  // 81 > 5 x 16
+  EXPECT_TRUE(db.rehashing());
+  KeyTable::SetResizeDiscouraged(false);
+  SettleResizes(db);
+  EXPECT_EQ(db.TableStats(0).size, 128u);
+  EXPECT_EQ(db.TableStats(0).elements, 81u);
+}
+
+TEST(DatabaseRehashTest, TableStatsCountChainsAsRedisDoes) {
+  Database db(0);
+  for (int n = 0; n < 12; n++) db.SetString(Key(n), "v", kNoExpire, false);
+  const KeyTable::ArrayStats st = db.TableStats(0);
+  EXPECT_EQ(st.size, 16u);
+  EXPECT_EQ(st.elements, 12u);
+  size_t buckets = 0, elements = 0;
+  for (size_t len = 0; len < std::size(st.chain_counts); len++) {
+    buckets += st.chain_counts[len];
+    elements += len * st.chain_counts[len];
+  }
+  EXPECT_EQ(buckets, 16u);
+  EXPECT_EQ(elements, 12u);
+  EXPECT_EQ(st.used_slots, 16u - st.chain_counts[0]);
+  EXPECT_EQ(db.TableStats(1).size, 0u);  // no rehash in progress
+}
+
 }  // namespace
 }  // namespace feedkv
