@@ -150,6 +150,14 @@ bool SplitInlineArgs(std::string_view line, std::vector<std::string>* out) {
   }
 }
 
+void RespParser::ReleaseLargeArrays() {
+  constexpr size_t kKeepArgs = 1024;  // 32 KB of arrays: reused, not given back
+  if (pos_ != 0 || multibulk_left_ >= 0) return;  // a command is half read
+  if (args_.capacity() > kKeepArgs) std::vector<std::string_view>().swap(args_);
+  if (arg_spans_.capacity() > kKeepArgs) std::vector<std::pair<size_t, size_t>>().swap(arg_spans_);
+  if (inline_storage_.capacity() > kKeepArgs * 16) std::string().swap(inline_storage_);
+}
+
 void RespParser::ResetCommandState() {
   pos_ = 0;
   scan_ = 0;

@@ -52,6 +52,11 @@ class RespParser {
 
   void set_limits(const ParserLimits& limits) { limits_ = limits; }
 
+  // Gives back the argument arrays a huge command grew (Redis frees each
+  // command's argv after it runs), so a 100,000-argument SADD does not pin
+  // megabytes on its connection. Keeps a partial command's state.
+  void ReleaseLargeArrays();
+
  private:
   Result ParseMultibulk(std::string_view buf, size_t* consumed);
   Result ParseInline(std::string_view buf, size_t* consumed);

@@ -387,6 +387,8 @@ Config::Config() {
   Str("pidfile", &ServerConfig::pidfile, false);
   Bool("daemonize", &ServerConfig::daemonize, false);
   Bool("always-show-logo", &ServerConfig::always_show_logo, false);
+  Bool("lazyfree-lazy-user-del", &ServerConfig::lazyfree_lazy_user_del, true);
+  Bool("lazyfree-lazy-user-flush", &ServerConfig::lazyfree_lazy_user_flush, true);
   Str("requirepass", &ServerConfig::requirepass, true);
   Int("hz", &ServerConfig::hz, 1, 500, true);
   Int("slowlog-log-slower-than", &ServerConfig::slowlog_log_slower_than, -1, INT64_MAX, true);

@@ -91,6 +91,10 @@ struct ServerConfig {
   int notify_keyspace_events = 0;
   // Persistence (used from the persistence issue on)
   bool appendonly = false;
+  // DEL frees big values off the command thread, as UNLINK (server/lazy_free.h).
+  bool lazyfree_lazy_user_del = false;
+  // FLUSHALL / FLUSHDB without SYNC free the data off the command thread.
+  bool lazyfree_lazy_user_flush = false;
   aof::FsyncPolicy appendfsync = aof::FsyncPolicy::kEverySec;
   std::string appendfilename = "appendonly.aof";
   std::string appenddirname = "appendonlydir";

@@ -50,8 +50,6 @@ const CompatSetting kSettings[] = {
     {"lazyfree-lazy-eviction", nullptr, Kind::kBool, "no"},
     {"lazyfree-lazy-expire", nullptr, Kind::kBool, "no"},
     {"lazyfree-lazy-server-del", nullptr, Kind::kBool, "no"},
-    {"lazyfree-lazy-user-del", nullptr, Kind::kBool, "no"},
-    {"lazyfree-lazy-user-flush", nullptr, Kind::kBool, "no"},
     {"repl-disable-tcp-nodelay", nullptr, Kind::kBool, "no"},
     {"repl-diskless-sync", nullptr, Kind::kBool, "yes"},
     {"aof-rewrite-incremental-fsync", nullptr, Kind::kBool, "yes"},

@@ -112,11 +112,11 @@ void Memory(Server& s, std::string* o) {
       "mem_not_counted_for_evict:0\r\nmem_replication_backlog:0\r\n"
       "mem_total_replication_buffers:0\r\nmem_clients_slaves:0\r\nmem_clients_normal:{}\r\n"
       "mem_cluster_links:0\r\nmem_aof_buffer:0\r\nmem_allocator:{}\r\nactive_defrag_running:0\r\n"
-      "lazyfree_pending_objects:0\r\nlazyfreed_objects:0\r\n",
+      "lazyfree_pending_objects:{}\r\nlazyfreed_objects:{}\r\n",
       Ratio(al.active, al.allocated), Diff(al.active, al.allocated), Ratio(al.resident, al.active),
       al.resident ? Diff(al.resident, al.active) : 0, Ratio(rss, al.resident),
       al.resident ? Diff(rss, al.resident) : 0, Ratio(rss, used), Diff(rss, used), s.ClientMemory(),
-      AllocatorName());
+      AllocatorName(), s.lazy_free().pending(), s.lazy_free().freed());
 }
 
 void Persistence(Server& s, std::string* o) {
@@ -268,7 +268,7 @@ void Feeds(Server& server, std::string* out) {
 void Bf(Server&, std::string* out) {
   const BloomStats& b = GlobalBloomStats();
   *out += fmt::format("bf_filters:{}\r\nbf_bytes:{}\r\nbf_items:{}\r\nbf_links_max:{}\r\nbf_scale_events:{}\r\n",
-                      b.filters, b.bytes, b.items, b.links_max(), b.scale_events);
+                      b.filters.load(), b.bytes.load(), b.items.load(), b.links_max(), b.scale_events.load());
 }
 
 using SectionFn = void (*)(Server&, std::string*);

@@ -247,6 +247,7 @@ void Connection::ProcessInput() {
     }
   }
   client_.query_buffer_size = in_len_ - in_start_;
+  parser_.ReleaseLargeArrays();
 }
 
 size_t Connection::PrefetchAhead() {

@@ -528,6 +528,7 @@ void Server::ResetStats() {
   for (CommandStats& st : command_stats_) st = CommandStats{};
   error_stats_.clear();
   evictor_.ResetStats();
+  lazy_free_.ResetFreed();
 }
 
 size_t Server::CounterMemory() const { return dataset_.CounterMemory(); }

@@ -32,6 +32,7 @@
 #include "server/eviction.h"
 #include "server/keyspace_events.h"
 #include "server/latency_monitor.h"
+#include "server/lazy_free.h"
 #include "server/tracking.h"
 #include "server/latency_histogram.h"
 #include "server/pubsub.h"
@@ -197,6 +198,8 @@ class Server {
   WaitingClients& waiting() { return waiting_; }
   // The persistence subsystem, once attached (null in unit tests).
   Persistence* persistence() { return persistence_.get(); }
+  // Frees big values and flushed databases off the command thread.
+  LazyFree& lazy_free() { return lazy_free_; }
   void set_persistence(std::unique_ptr<Persistence> p);
   // The replication subsystem, once attached (null in unit tests).
   Replication* replication() { return replication_.get(); }
@@ -515,6 +518,7 @@ class Server {
   // Last: destroyed first, while everything they use still exists (the
   // replication threads read the persistence's files: they stop first).
   std::unique_ptr<Persistence> persistence_;
+  LazyFree lazy_free_;
   std::unique_ptr<Replication> replication_;
   bool active_expire_ = true;
   bool script_deny_disabled_ = false;

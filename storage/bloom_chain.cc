@@ -62,7 +62,7 @@ T Get(const char*& p) {
 
 uint64_t BloomStats::links_max() const {
   for (int i = 63; i > 0; i--) {
-    if (by_links[i] != 0) return static_cast<uint64_t>(i);
+    if (by_links[i].load(std::memory_order_relaxed) != 0) return static_cast<uint64_t>(i);
   }
   return 0;
 }
@@ -103,10 +103,11 @@ bool BloomChain::AddLink(uint64_t entries, double error) {
 void BloomChain::Track(int sign) {
   tracked_ = sign > 0;
   const auto d = static_cast<uint64_t>(static_cast<int64_t>(sign));  // wraps for -1
-  g_stats.filters += d;
-  g_stats.bytes += d * bit_bytes();
-  g_stats.items += d * size_;
-  g_stats.by_links[links_.size() < 63 ? links_.size() : 63] += d;
+  constexpr auto kRelaxed = std::memory_order_relaxed;
+  g_stats.filters.fetch_add(d, kRelaxed);
+  g_stats.bytes.fetch_add(d * bit_bytes(), kRelaxed);
+  g_stats.items.fetch_add(d * size_, kRelaxed);
+  g_stats.by_links[links_.size() < 63 ? links_.size() : 63].fetch_add(d, kRelaxed);
 }
 
 BloomChain::~BloomChain() {
@@ -186,7 +187,7 @@ BloomChain::AddResult BloomChain::Add(std::string_view item, uint64_t max_bytes,
     }
     Track(-1);
     const bool added = AddLink(entries, error);
-    if (added) g_stats.scale_events++;
+    if (added) g_stats.scale_events.fetch_add(1, std::memory_order_relaxed);
     Track(+1);
     if (!added) return AddResult::kFailed;
   }
@@ -195,7 +196,7 @@ BloomChain::AddResult BloomChain::Add(std::string_view item, uint64_t max_bytes,
   if (!LinkSet(&links_.back(), h)) return AddResult::kPresent;
   links_.back().size++;
   size_++;
-  g_stats.items++;
+  g_stats.items.fetch_add(1, std::memory_order_relaxed);
   return AddResult::kAdded;
 }
 

@@ -24,6 +24,7 @@
 // Not thread-safe; owned by the command thread like every keyspace value.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <cstdlib>
 #include <memory>
@@ -38,13 +39,15 @@ namespace feedkv {
 
 // Process-wide Bloom totals for INFO's "bf" section, kept as filters change
 // (all on the command thread).
+// Atomic (relaxed): a chain may be freed on the lazy-free thread
+// (server/lazy_free.h) while the command thread adds to another.
 struct BloomStats {
-  uint64_t filters = 0;       // live chains
-  uint64_t bytes = 0;         // bit-array bytes of all links
-  uint64_t items = 0;         // items inserted, over all chains
-  uint64_t scale_events = 0;  // links added by scaling, since start
+  std::atomic<uint64_t> filters{0};       // live chains
+  std::atomic<uint64_t> bytes{0};         // bit-array bytes of all links
+  std::atomic<uint64_t> items{0};         // items inserted, over all chains
+  std::atomic<uint64_t> scale_events{0};  // links added by scaling, since start
   // Chains by number of links (index 63: 63 or more), for the longest chain.
-  uint64_t by_links[64] = {};
+  std::atomic<uint64_t> by_links[64] = {};
   uint64_t links_max() const;
 };
 const BloomStats& GlobalBloomStats();

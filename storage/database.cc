@@ -373,6 +373,23 @@ bool Database::Delete(std::string_view key) {
   return true;
 }
 
+bool Database::Delete(std::string_view key, std::unique_ptr<Object>* detached) {
+  Entry** link = LinkFor(key);
+  Entry* e = *link;
+  if (e == nullptr) return false;
+  *link = e->next;
+  memory_ -= AccountedMemory(e);
+  if (e->has_expire) expires_--;
+  size_--;
+  if (e->encoding == kEncObject) {
+    detached->reset(e->v.obj);
+    e->encoding = kEncInt;  // nothing left to free with the entry
+  }
+  FreeEntry(e);
+  table_.MaybeResize(size_);
+  return true;
+}
+
 void Database::SetExpire(std::string_view key, int64_t expire_ms) {
   Entry** link = LinkFor(key);
   Entry* old = *link;
@@ -435,6 +452,16 @@ void Database::Clear() {
   size_ = expires_ = memory_ = 0;
   expire_cursor_ = 0;
 }
+
+std::unique_ptr<KeyTable> Database::DetachAll() {
+  auto detached = std::make_unique<KeyTable>();
+  table_.Swap(*detached);
+  size_ = expires_ = memory_ = 0;
+  expire_cursor_ = 0;
+  return detached;
+}
+
+void Database::FreeEntries(KeyTable* table) { table->Clear(FreeEntry); }
 
 void Database::Swap(Database& other) {
   table_.Swap(other.table_);

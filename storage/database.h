@@ -162,6 +162,14 @@ class Database {
   void UpdateObjectMemory(Entry* e);
 
   bool Delete(std::string_view key);
+  // Delete, except that an object value is moved to *detached instead of
+  // being freed, so the caller can free it elsewhere (UNLINK's lazy free).
+  bool Delete(std::string_view key, std::unique_ptr<Object>* detached);
+  // Empties the database like Clear but hands its entries over, still
+  // linked, in the returned table: FreeEntries(table) frees them, on any
+  // thread (FLUSHALL ASYNC).
+  std::unique_ptr<KeyTable> DetachAll();
+  static void FreeEntries(KeyTable* table);
   // Sets (ms > 0) or removes (kNoExpire) the expire of an existing key.
   void SetExpire(std::string_view key, int64_t expire_ms);
   // Moves a key (with value and expire) to `to` under `new_key`, replacing

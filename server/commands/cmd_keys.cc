@@ -48,13 +48,19 @@ bool DbIndexArg(CommandContext& ctx, size_t i, int* out) {
 
 // ---------------------------------------------------------------------------
 
+// DEL and UNLINK. UNLINK (and DEL under lazyfree-lazy-user-del) hands a big
+// value to the lazy-free thread instead of freeing it here.
 void Del(CommandContext& ctx) {
   Database& db = ctx.db();
   int64_t now = ctx.now_ms();
   int64_t deleted = 0;
+  const bool lazy = ctx.spec.name == "unlink" || ctx.server.cfg().lazyfree_lazy_user_del;
   for (size_t i = 1; i < ctx.argc(); i++) {
     // Lookup first: a key that has expired is gone already, not deleted now.
-    if (db.Lookup(ctx.arg(i), now) != nullptr && db.Delete(ctx.arg(i))) {
+    if (db.Lookup(ctx.arg(i), now) == nullptr) continue;
+    std::unique_ptr<Object> value;
+    if (lazy ? db.Delete(ctx.arg(i), &value) : db.Delete(ctx.arg(i))) {
+      ctx.server.lazy_free().Free(std::move(value));
       deleted++;
       ctx.Touched(ctx.client.db, ctx.arg(i));
       ctx.Notify(kNotifyGeneric, "del", ctx.arg(i));

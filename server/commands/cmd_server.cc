@@ -119,26 +119,47 @@ void ConfigCmd(CommandContext& ctx) {
 
 void DbSize(CommandContext& ctx) { ctx.reply.Integer(static_cast<int64_t>(ctx.db().size())); }
 
-bool FlushModeOk(CommandContext& ctx) {
+// FLUSHDB / FLUSHALL [ASYNC|SYNC]: false after replying a syntax error. With
+// neither word, lazyfree-lazy-user-flush decides, as Redis.
+bool ParseFlushMode(CommandContext& ctx, bool* async) {
+  *async = ctx.server.cfg().lazyfree_lazy_user_flush;
   if (ctx.argc() == 1) return true;
-  if (ctx.argc() == 2 && (EqualsIgnoreCase(ctx.arg(1), "ASYNC") || EqualsIgnoreCase(ctx.arg(1), "SYNC"))) {
+  if (ctx.argc() == 2 && EqualsIgnoreCase(ctx.arg(1), "ASYNC")) {
+    *async = true;
+    return true;
+  }
+  if (ctx.argc() == 2 && EqualsIgnoreCase(ctx.arg(1), "SYNC")) {
+    *async = false;
     return true;
   }
   ctx.SyntaxError();
   return false;
 }
 
+// Empties database `i`; ASYNC hands its entries to the lazy-free thread.
+void EmptyDb(CommandContext& ctx, int i, bool async) {
+  Database& db = ctx.server.db(i);
+  if (async) {
+    const uint64_t keys = db.size();
+    ctx.server.lazy_free().FreeDatabase(db.DetachAll(), keys);
+  } else {
+    db.Clear();
+  }
+}
+
 void FlushDb(CommandContext& ctx) {
-  if (!FlushModeOk(ctx)) return;
+  bool async;
+  if (!ParseFlushMode(ctx, &async)) return;
   size_t n = ctx.db().size();
   ctx.server.SignalFlushed(ctx.client.db);
-  ctx.db().Clear();
+  EmptyDb(ctx, ctx.client.db, async);
   ctx.Dirty(std::max<int64_t>(1, static_cast<int64_t>(n)));
   ctx.reply.Ok();
 }
 
 void FlushAll(CommandContext& ctx) {
-  if (!FlushModeOk(ctx)) return;
+  bool async;
+  if (!ParseFlushMode(ctx, &async)) return;
   // Counter spaces are data too: FLUSHALL leaves a server with nothing in it.
   size_t n = ctx.server.counter_spaces().size();
   if (ColdTier* cold = ctx.server.cold_tier()) {
@@ -148,7 +169,7 @@ void FlushAll(CommandContext& ctx) {
   ctx.server.SignalFlushed(-1);
   for (int i = 0; i < ctx.server.num_dbs(); i++) {
     n += ctx.server.db(i).size();
-    ctx.server.db(i).Clear();
+    EmptyDb(ctx, i, async);
   }
   ctx.Dirty(std::max<int64_t>(1, static_cast<int64_t>(n)));
   if (Persistence* p = ctx.server.persistence(); p != nullptr && !ctx.from_log) p->AfterFlushAll();

@@ -100,6 +100,25 @@ void ExpectSplitEverywhere(const std::string& wire, const Args& want) {
 // ---------------------------------------------------------------------------
 // Well-formed input
 
+TEST(RespParser, ReleasingLargeArraysKeepsAHalfReadCommand) {
+  RespParser p;
+  Args big(5000, "m");
+  big[0] = "SADD";
+  std::string wire = Mb(big);
+  size_t used = 0;
+  ASSERT_EQ(p.Parse(wire, &used), Result::kCommand);
+  EXPECT_EQ(p.args().size(), 5000u);
+  p.ReleaseLargeArrays();  // between commands: the arrays go
+  // A command cut in the middle keeps its state across a release.
+  const std::string next = Mb({"SET", "key", "value"});
+  const std::string first_half = next.substr(0, 20);
+  ASSERT_EQ(p.Parse(first_half, &used), Result::kNeedMore);
+  p.ReleaseLargeArrays();
+  ASSERT_EQ(p.Parse(next, &used), Result::kCommand);
+  EXPECT_EQ(used, next.size());
+  EXPECT_EQ(Copy(p.args()), (Args{"SET", "key", "value"}));
+}
+
 TEST(RespParser, MultibulkCommand) {
   EXPECT_EQ(ParseOne("*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$5\r\nvalue\r\n"), (Args{"SET", "k", "value"}));
 }
