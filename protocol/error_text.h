@@ -347,6 +347,9 @@ inline constexpr char kScriptUnknownCommand[] = "Unknown Redis command called fr
 inline constexpr char kScriptWrongArity[] = "Wrong number of args calling Redis command from script";
 inline constexpr char kScriptNotAllowed[] = "This Redis command is not allowed from script";
 inline constexpr char kScriptReadOnly[] = "Write commands are not allowed from read-only scripts.";
+// A script on a stale replica (link down, replica-serve-stale-data no) called
+// a command without the stale flag (Redis's scriptVerifyAllowStale).
+inline constexpr char kScriptStaleReplica[] = "Can not execute the command on a stale replica";
 inline constexpr char kScriptNoArgs[] = "Please specify at least one argument for this redis lib call";
 inline constexpr char kScriptArgType[] = "Lua redis lib command arguments must be strings or integers";
 

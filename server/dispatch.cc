@@ -250,8 +250,12 @@ void Server::Execute(Client& c, std::span<const std::string_view> args) {
       return;
     }
   }
+  // A script or function that declares its flags is gated by them (Redis's
+  // getCommandFlags): one that may write counts as a write, one without
+  // allow-stale is refused on a stale replica, as their commands would be.
+  const uint64_t flags = EffectiveFlags(*spec, args);
   oom_at_command_start_ = false;
-  if (cfg().maxmemory > 0 && !OomAllows(c, *spec)) {
+  if (cfg().maxmemory > 0 && !OomAllows(c, *spec, flags)) {
     st.rejected_calls++;
     reject(protocol::err::kOom);
     return;
@@ -262,7 +266,7 @@ void Server::Execute(Client& c, std::span<const std::string_view> args) {
   const bool queued_write = exec && c.queued.AnyHas(kWrite);
   const bool queued_not_stale = exec && c.queued.AnyLacks(kStale);
   // Replication's gates, in Redis's order (server/replication/replication.h).
-  if (replication_ != nullptr && ((spec->flags & kWrite) || queued_write)) {
+  if (replication_ != nullptr && ((flags & kWrite) || queued_write)) {
     if (replica_mode_) {
       st.rejected_calls++;
       reject(protocol::err::kReadOnlyReplica);
@@ -274,7 +278,7 @@ void Server::Execute(Client& c, std::span<const std::string_view> args) {
       return;
     }
   }
-  if (replica_mode_ && (!(spec->flags & kStale) || queued_not_stale) && !replication_->ServesStaleData()) {
+  if (replica_mode_ && (!(flags & kStale) || queued_not_stale) && !replication_->ServesStaleData()) {
     st.rejected_calls++;
     reject(protocol::err::kMasterDown);
     return;
@@ -351,7 +355,22 @@ void Server::UnpauseClients() {
   waiting_.AsyncDone(kPauseToken);
 }
 
-bool Server::OomAllows(const Client& c, const CommandSpec& spec) {
+uint64_t Server::EffectiveFlags(const CommandSpec& spec, std::span<const std::string_view> args) const {
+  const std::string_view n = spec.name;
+  const bool runs_script = (n[0] == 'e' || n[0] == 'f') &&
+                           (n == "eval" || n == "evalsha" || n == "eval_ro" || n == "evalsha_ro" ||
+                            n == "fcall" || n == "fcall_ro");
+  ScriptFlags sf;
+  if (!runs_script || !scripts_->DeclaredFlags(n, args, &sf)) return spec.flags;
+  // Redis's scriptFlagsToCmdFlags: the declared flags replace the command's.
+  uint64_t f = spec.flags & ~uint64_t{kStale | kDenyOom | kWrite | kMayReplicate};
+  if (!sf.allow_oom && !sf.no_writes) f |= kDenyOom;
+  if (!sf.no_writes) f |= kWrite;
+  if (sf.allow_stale) f |= kStale;
+  return f;
+}
+
+bool Server::OomAllows(const Client& c, const CommandSpec& spec, uint64_t flags) {
   // replica-ignore-maxmemory yes: a replica holds what its master holds.
   if (replica_mode_) return true;
   // As Redis's processCommand: evict before every command; when memory stays
@@ -359,7 +378,7 @@ bool Server::OomAllows(const Client& c, const CommandSpec& spec) {
   // and anything but EXEC/DISCARD/QUIT/RESET inside MULTI (queueing grows).
   if (evictor_.Perform() != Evictor::Result::kFail) return true;
   oom_at_command_start_ = true;
-  if (spec.flags & kDenyOom) return false;
+  if (flags & kDenyOom) return false;
   if (c.in_multi) {
     const bool may_run = spec.name == "exec" || spec.name == "discard" || spec.name == "quit" ||
                          spec.name == "reset";

@@ -42,17 +42,22 @@ int MissingGlobal(lua_State* L) {
   return 0;
 }
 
+bool IsReadonly(lua_State* L, int idx) {
+  if (idx < 0) idx = lua_gettop(L) + idx + 1;
+  lua_getfield(L, LUA_REGISTRYINDEX, kReadonlySet);
+  lua_pushvalue(L, idx);
+  lua_rawget(L, -2);
+  const bool readonly = lua_toboolean(L, -1) != 0;
+  lua_pop(L, 2);
+  return readonly;
+}
+
 // rawset, refusing the read-only proxies (as Redis's read-only tables do).
 int ProtectedRawset(lua_State* L) {
   luaL_checktype(L, 1, LUA_TTABLE);
   luaL_checkany(L, 2);
   luaL_checkany(L, 3);
-  lua_getfield(L, LUA_REGISTRYINDEX, kReadonlySet);
-  lua_pushvalue(L, 1);
-  lua_rawget(L, -2);
-  const bool readonly = lua_toboolean(L, -1) != 0;
-  lua_pop(L, 2);
-  if (readonly) {
+  if (IsReadonly(L, 1)) {
     lua_pushstring(L, "Attempt to modify a readonly table");
     return lua_error(L);
   }
@@ -61,8 +66,40 @@ int ProtectedRawset(lua_State* L) {
   return 1;
 }
 
-// Pushes a proxy of the table at `idx`: reads go to it, writes fail.
-void PushReadonlyProxy(lua_State* L, int idx) {
+// setmetatable, refusing the read-only proxies with Redis's text (its
+// read-only tables refuse a new metatable the same way).
+int ProtectedSetmetatable(lua_State* L) {
+  luaL_checktype(L, 1, LUA_TTABLE);
+  if (IsReadonly(L, 1)) {
+    lua_pushstring(L, "Attempt to modify a readonly table");  // no position, as Redis's
+    return lua_error(L);
+  }
+  lua_pushvalue(L, lua_upvalueindex(1));  // the original setmetatable
+  lua_insert(L, 1);
+  lua_call(L, lua_gettop(L) - 1, 1);
+  return 1;
+}
+
+// getmetatable, answering nil for a hidden metatable (Lua answers the
+// __metatable field, false here) as for Redis's read-only tables.
+int HidingGetmetatable(lua_State* L) {
+  luaL_checkany(L, 1);
+  lua_pushvalue(L, lua_upvalueindex(1));  // the original getmetatable
+  lua_pushvalue(L, 1);
+  lua_call(L, 1, 1);
+  if (lua_isboolean(L, -1) && lua_toboolean(L, -1) == 0) {
+    lua_pop(L, 1);
+    lua_pushnil(L);
+  }
+  return 1;
+}
+
+// Pushes a proxy of the table at `idx`: reads go to it, writes fail. Its
+// metatable is hidden (getmetatable answers nil, as for Redis's read-only
+// library tables), or with show_metatable (the globals, whose metatable
+// Redis shows) a read-only view of it, so `getmetatable(_G).__index = ...`
+// fails the same way.
+void PushReadonlyProxy(lua_State* L, int idx, bool show_metatable = false) {
   if (idx < 0) idx = lua_gettop(L) + idx + 1;
   lua_newtable(L);                      // the proxy
   lua_newtable(L);                      // its metatable
@@ -70,7 +107,11 @@ void PushReadonlyProxy(lua_State* L, int idx) {
   lua_setfield(L, -2, "__index");
   lua_pushcfunction(L, ReadonlyError);
   lua_setfield(L, -2, "__newindex");
-  lua_pushboolean(L, 0);
+  if (show_metatable) {
+    PushReadonlyProxy(L, -1, false);
+  } else {
+    lua_pushboolean(L, 0);
+  }
   lua_setfield(L, -2, "__metatable");
   lua_setmetatable(L, -2);
   lua_getfield(L, LUA_REGISTRYINDEX, kReadonlySet);
@@ -270,6 +311,12 @@ void ScriptEngine::Open() {
   lua_setglobal(L, "loadstring");
   lua_pushcfunction(L, ProtectedRawset);
   lua_setglobal(L, "rawset");
+  lua_getglobal(L, "setmetatable");
+  lua_pushcclosure(L, ProtectedSetmetatable, 1);
+  lua_setglobal(L, "setmetatable");
+  lua_getglobal(L, "getmetatable");
+  lua_pushcclosure(L, HidingGetmetatable, 1);
+  lua_setglobal(L, "getmetatable");
   OpenRedisLibrary(L, this);
   OpenCmsgpackLibrary(L);
   OpenStructLibrary(L);
@@ -298,7 +345,7 @@ void ScriptEngine::Open() {
   lua_pushcfunction(L, MissingGlobal);
   lua_setfield(L, -2, "__index");
   lua_setmetatable(L, -2);
-  PushReadonlyProxy(L, -1);            // R, proxy
+  PushReadonlyProxy(L, -1, /*show_metatable=*/true);  // R, proxy
   lua_pushvalue(L, -1);
   lua_setfield(L, -3, "_G");           // R._G = proxy
   lua_pushvalue(L, -2);

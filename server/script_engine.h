@@ -97,10 +97,18 @@ class ScriptEngine {
   void FlushLibraries();
   const std::map<std::string, FunctionLibrary>& libraries() const { return libraries_; }
   const FunctionInfo* FindFunction(std::string_view name) const;
-  // EVAL/EVALSHA/FCALL `args` run a script or function that declares
-  // no-writes (a shebang or function flags): Redis then drops the command's
-  // may-replicate flag, so CLIENT PAUSE WRITE lets it run.
-  bool DeclaresNoWrites(std::string_view command, std::span<const std::string_view> args) const;
+  // The flags the script or function that EVAL/EVALSHA/FCALL(_RO) `args`
+  // would run declares (a shebang, or a function's flags), as Redis's
+  // evalGetCommandFlags / fcallGetCommandFlags read them before running;
+  // false when it declares none (a script without a shebang, an unknown sha
+  // or function): the command's own flags apply then.
+  bool DeclaredFlags(std::string_view command, std::span<const std::string_view> args, ScriptFlags* out) const;
+  // Declares no-writes: Redis drops the command's may-replicate flag, so
+  // CLIENT PAUSE WRITE lets it run.
+  bool DeclaresNoWrites(std::string_view command, std::span<const std::string_view> args) const {
+    ScriptFlags f;
+    return DeclaredFlags(command, args, &f) && f.no_writes;
+  }
   size_t num_functions() const { return functions_.size(); }
   // The libraries' code in load order (snapshots, FUNCTION DUMP).
   std::vector<std::string> LibraryCodes() const;

@@ -310,24 +310,29 @@ void ScriptEngine::FlushLibraries() {
   while (!library_order_.empty()) DeleteLibrary(std::string(library_order_.back()));
 }
 
-bool ScriptEngine::DeclaresNoWrites(std::string_view command, std::span<const std::string_view> args) const {
+bool ScriptEngine::DeclaredFlags(std::string_view command, std::span<const std::string_view> args,
+                                 ScriptFlags* out) const {
   if (args.size() < 2) return false;
-  if (command == "fcall") {
+  if (command == "fcall" || command == "fcall_ro") {
     const FunctionInfo* f = FindFunction(args[1]);
-    return f != nullptr && f->flags.no_writes;
+    if (f == nullptr) return false;
+    *out = f->flags;
+    return true;
   }
   ScriptFlags flags;
-  if (command == "eval") {
+  if (command == "eval" || command == "eval_ro") {
     std::string error;
     if (!ParseShebang(args[1], &flags, &error)) return false;
-  } else if (command == "evalsha" && args[1].size() == 40) {
+  } else if ((command == "evalsha" || command == "evalsha_ro") && args[1].size() == 40) {
     std::string lower(args[1]);
     for (char& ch : lower) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
     auto it = scripts_.find(std::string_view(lower));
     if (it == scripts_.end()) return false;
     flags = it->second;
   }
-  return flags.shebang && flags.no_writes;
+  if (!flags.shebang) return false;
+  *out = flags;
+  return true;
 }
 
 const FunctionInfo* ScriptEngine::FindFunction(std::string_view name) const {

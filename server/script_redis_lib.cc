@@ -21,6 +21,7 @@ extern "C" {
 
 #include "protocol/error_text.h"
 #include "server/command_context.h"
+#include "server/replication/replication.h"
 #include "server/script_engine.h"
 #include "server/script_values.h"
 #include "server/server.h"
@@ -96,6 +97,13 @@ CallOutcome RunCommand(lua_State* L, ScriptEngine& engine, std::span<const std::
     if (server.replica_mode() && !run.caller->from_log) {
       return refuse(std::string("-") + protocol::err::kReadOnlyReplica);
     }
+  }
+  // Only a script that may run on a stale replica (allow-stale) gets here
+  // then; of its calls, only commands flagged stale run (Redis's
+  // scriptVerifyAllowStale).
+  if (!(spec->flags & kStale) && server.replica_mode() && !run.caller->from_log &&
+      server.replication() != nullptr && !server.replication()->ServesStaleData()) {
+    return refuse(protocol::err::kScriptStaleReplica);
   }
   // As Redis's scriptVerifyOOM: a deny-oom command is refused when memory was
   // over the limit as the script began, unless the script already wrote.

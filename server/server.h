@@ -435,7 +435,11 @@ class Server {
   // Whether a pause holds `spec` from `c` now (ends an expired pause).
   bool PauseHolds(const Client& c, const CommandSpec& spec, std::span<const std::string_view> args);
   // Runs the evictor; false when the command must be refused with -OOM.
-  bool OomAllows(const Client& c, const CommandSpec& spec);
+  // `flags`: the command's flags as EffectiveFlags gives them.
+  bool OomAllows(const Client& c, const CommandSpec& spec, uint64_t flags);
+  // spec.flags, or for EVAL/EVALSHA/FCALL(_RO) of a script or function that
+  // declares flags, the flags those imply (Redis's scriptFlagsToCmdFlags).
+  uint64_t EffectiveFlags(const CommandSpec& spec, std::span<const std::string_view> args) const;
   // Parks the command until the pause ends, then runs it through Execute.
   void PostponeForPause(Client& c, std::span<const std::string_view> args);
   // Seals the journal's group at the end of this loop turn (group commit).

@@ -24,6 +24,7 @@
 #include "server/command_context.h"
 #include "server/ops/list_ops.h"
 #include "server/ops/partial_quicksort.h"
+#include "server/script_engine.h"
 #include "server/server.h"
 #include "storage/database.h"
 #include "storage/hash_value.h"
@@ -138,8 +139,11 @@ void SortGeneric(CommandContext& ctx, bool readonly) {
     return ctx.WrongType();
   }
   const ValueType type = e == nullptr ? ValueType::kList : e->type;
-  if (dontsort && type == ValueType::kSet && store) {
-    // A set has no order of its own: a stored result is sorted so it is deterministic.
+  // Called from a script, as Redis (CLIENT_SCRIPT): its output is sorted too.
+  const bool from_script = ctx.server.scripts().running() != nullptr && &ctx.client == &ctx.server.scripts().client();
+  if (dontsort && type == ValueType::kSet && (store || from_script)) {
+    // A set has no order of its own: a stored result (or one a script reads)
+    // is sorted so it is deterministic.
     dontsort = false;
     alpha = true;
     sortby.reset();

@@ -227,3 +227,60 @@ def test_info_counts_libraries_and_functions(server):
     assert mem["used_memory_functions"] > 0
     c.execute_command("FUNCTION", "FLUSH")
     assert c.info("memory")["number_of_functions"] == 0
+
+
+# ---------------------------------------------------------------------------
+# Declared flags gate a script before it runs (Redis's getCommandFlags)
+# ---------------------------------------------------------------------------
+
+FLAGGED_LIB = lib("flagged", """
+redis.register_function('writer', function() return redis.call('set', 'x', '1') end)
+redis.register_function{function_name='reader', callback=function() return 'hello' end, flags={'no-writes'}}
+redis.register_function{function_name='stale_ok', callback=function() return 'hello' end,
+                        flags={'allow-stale', 'no-writes'}}
+redis.register_function{function_name='stale_get', callback=function() return redis.call('get', 'x') end,
+                        flags={'allow-stale', 'no-writes'}}
+redis.register_function{function_name='stale_info', callback=function() return redis.call('info', 'server') end,
+                        flags={'allow-stale', 'no-writes'}}
+""")
+
+
+def error_text(fn):
+    try:
+        fn()
+    except redis.ResponseError as e:
+        return str(e)
+    raise AssertionError("no error")
+
+
+def test_a_read_only_replica_refuses_scripts_that_declare_writes(server, start_server):
+    master = server.client()
+    master.function_load(FLAGGED_LIB)
+    replica_srv = start_server("--replicaof", "127.0.0.1", str(server.port), name="replica")
+    replica = replica_srv.client()
+    wait_until(lambda: replica.info("replication")["master_link_status"] == "up", timeout=20,
+               what="the replica link")
+    wait_until(lambda: len(replica.function_list()) == 1, timeout=20, what="the library on the replica")
+    readonly = "You can't write against a read only replica."
+    assert error_text(lambda: replica.fcall("writer", 0)) == readonly
+    assert error_text(lambda: replica.eval("#!lua\nreturn redis.call('set','y','1')", 0)) == readonly
+    # Without a shebang the script runs and its write fails inside it.
+    assert error_text(lambda: replica.eval("return redis.call('set','y','1')", 0)).startswith(readonly)
+    assert replica.fcall("reader", 0) in ("hello", b"hello")
+    assert replica.eval("#!lua flags=no-writes\nreturn 7", 0) == 7
+
+
+def test_a_stale_replica_runs_only_scripts_that_allow_it(server):
+    r = server.client()
+    r.function_load(FLAGGED_LIB)
+    r.config_set("replica-serve-stale-data", "no")
+    r.replicaof("127.0.0.1", "1")
+    try:
+        assert error_text(lambda: r.fcall("reader", 0)).startswith("MASTERDOWN ")
+        assert r.fcall("stale_ok", 0) in ("hello", b"hello")
+        assert "Can not execute the command on a stale replica" in error_text(lambda: r.fcall("stale_get", 0))
+        info = r.fcall("stale_info", 0)
+        assert b"redis_version" in (info if isinstance(info, bytes) else info.encode())
+    finally:
+        r.replicaof("no", "one")
+        r.config_set("replica-serve-stale-data", "yes")

@@ -253,6 +253,17 @@ LIB_TRANSCRIPT = [
     ("EVAL", "return struct.pack('>I8 <l', 2^40, -3)", "0"),
     ("EVAL", "return {struct.unpack('>l', struct.pack('>l', -3))}", "0"),
     ("EVAL", "return {struct.unpack('c0', 'x')}", "0"),
+    # SORT BY a constant pattern inside a script sorts a set's members (Redis's CLIENT_SCRIPT rule).
+    ("SADD", "sortset", "b", "aa", "c", "a", "azz"),
+    ("EVAL", "return redis.call('sort', KEYS[1], 'by', '_')", "1", "sortset"),
+    ("EVAL", "return redis.call('sort', KEYS[1], 'by', '_', 'get', '#', 'get', '_:*')", "1", "sortset"),
+    # Redis's global protection tricks: the globals and their metatable are read-only.
+    ("EVAL", "setmetatable(_G, {})", "0"),
+    ("EVAL", "local g = getmetatable(_G)\ng.__index = {}", "0"),
+    ("EVAL", "return type(getmetatable(_G))", "0"),
+    ("EVAL", "return type(getmetatable(redis))", "0"),
+    ("EVAL", "setmetatable(redis, nil)", "0"),
+    ("EVAL", "local t = setmetatable({}, {__index = function() return 5 end})\nreturn t.x", "0"),
 ]
 
 
