@@ -205,7 +205,7 @@ std::vector<std::string_view> FlagNames(uint32_t f) {
   static const N kNames[] = {
       {kWrite, "write"},       {kReadOnly, "readonly"}, {kDenyOom, "denyoom"},
       {kAdmin, "admin"},       {kPubSub, "pubsub"},     {kNoScript, "noscript"}, {kBlocking, "blocking"},
-      {kLoading, "loading"},   {kStale, "stale"},       {kFast, "fast"},
+      {kLoading, "loading"},   {kStale, "stale"},       {kSkipSlowlog, "skip_slowlog"}, {kFast, "fast"},
       {kNoAuth, "no_auth"},    {kNoMulti, "no_multi"},  {kSkipMonitor, "skip_monitor"},
       {kAllowBusy, "allow_busy"}, {kMayReplicate, "may_replicate"},
       {kNoMandatoryKeys, "no_mandatory_keys"}, {kKeyNum, "movablekeys"},

@@ -91,6 +91,9 @@ enum CommandFlag : uint32_t {
   kChannelFirstArg = 1u << 27,
   kChannelArgs = 1u << 28,
   kChannelPatternArgs = 1u << 29,
+  // Never written to the slow log itself (EXEC: the commands it ran are), as
+  // Redis's skip_slowlog.
+  kSkipSlowlog = 1u << 30,
 };
 
 // What a command does with a key, as Redis 7's key-spec flags (COMMAND

@@ -544,7 +544,7 @@ bool Server::Call(Client& c, const CommandSpec& called, std::span<const std::str
   if (!count) return !ctx.failed();
   auto took = static_cast<int64_t>(took_ns / 1000);
   int64_t threshold = cfg().slowlog_log_slower_than;
-  if (threshold >= 0 && took >= threshold && cfg().slowlog_max_len > 0) {
+  if (threshold >= 0 && took >= threshold && cfg().slowlog_max_len > 0 && !(spec.flags & kSkipSlowlog)) {
     SlowlogEntry e{slowlog_next_id_++, NowMs() / 1000, took, {}, c.addr, c.name};
     size_t n = std::min<size_t>(args.size(), 32);
     for (size_t i = 0; i < n; i++) {

@@ -108,6 +108,8 @@ void WaitingClients::End(uint64_t id, WaitEnd end) {
   if (end == WaitEnd::kUnblockError) {
     protocol::ReplyWriter(&client.out, client.resp).Error(protocol::err::kUnblocked);
     server_.CountError(protocol::err::kUnblocked);
+    // The parked command failed, as Redis counts it (cmdstat failed_calls).
+    if (client.last_command != nullptr) server_.command_stats(*client.last_command).failed_calls++;
   } else {
     client.retry_seq = p.seq;
     p.done(client, end);

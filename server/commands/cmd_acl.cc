@@ -35,6 +35,8 @@ void SetUser(CommandContext& ctx) {
   std::vector<std::string> old_channels;
   if (existing != nullptr) {
     for (const AclSelector& sel : existing->selectors) {
+      // allchannels counts as the pattern "*": losing it is a revocation.
+      if (sel.all_channels) old_channels.emplace_back("*");
       old_channels.insert(old_channels.end(), sel.channels.begin(), sel.channels.end());
     }
   }

@@ -116,7 +116,7 @@ constexpr uint32_t kTx = kNoScript | kLoading | kStale | kFast | kAllowBusy;
 
 const CommandSpec kCommands[] = {
     {"multi", 1, kTx | kTxControl, 0, 0, 0, Multi, "Mark the start of a transaction block", "transactions"},
-    {"exec", 1, kNoScript | kLoading | kStale | kTxControl, 0, 0, 0, Exec, "Execute all commands issued after MULTI", "transactions"},
+    {"exec", 1, kNoScript | kLoading | kStale | kSkipSlowlog | kTxControl, 0, 0, 0, Exec, "Execute all commands issued after MULTI", "transactions"},
     {"discard", 1, kTx | kTxControl, 0, 0, 0, Discard, "Discard all commands issued after MULTI", "transactions"},
     {"watch", -2, kTx | kTxControl, 1, -1, 1, Watch, "Watch the given keys to determine execution of the MULTI/EXEC block", "transactions"},
     {"unwatch", 1, kTx, 0, 0, 0, Unwatch, "Forget about all watched keys", "transactions"},

@@ -445,3 +445,35 @@ def test_key_permissions_that_depend_on_the_arguments_as_redis(server):
     assert c.cmd("ACL", "DRYRUN", "mover", "XREAD", "STREAMS", "rw", "0") == "OK"
     denied = c.cmd("ACL", "DRYRUN", "mover", "XREAD", "STREAMS", "other", "0")
     assert denied == b"This user has no permissions to access the 'other' key", denied
+
+
+@pytest.mark.parametrize("grant,subscribe", [("&foo:1", ("SUBSCRIBE", "foo:1")),
+                                             ("&foo:1", ("SSUBSCRIBE", "foo:1")),
+                                             ("&bar:*", ("PSUBSCRIBE", "bar:*")),
+                                             ("allchannels", ("PSUBSCRIBE", "foo"))])
+def test_subscribers_are_closed_when_their_channels_are_revoked(server, grant, subscribe):
+    """Redis's "Subscribers are killed when revoked of ... permission", the
+    allchannels case included (losing allchannels revokes every channel)."""
+    admin = RawConn(server.port)
+    assert admin.cmd("ACL", "SETUSER", "psuser", "on", ">pspass", "~*", "+@all", "resetchannels", grant) == "OK"
+    sub = RawConn(server.port)
+    assert sub.cmd("AUTH", "psuser", "pspass") == "OK"
+    assert sub.cmd("CLIENT", "SETNAME", "deathrow") == "OK"
+    assert sub.cmd(*subscribe)[0].lower() == subscribe[0].lower().encode()
+    assert admin.cmd("ACL", "SETUSER", "psuser", "resetchannels") == "OK"
+    assert b"deathrow" not in admin.cmd("CLIENT", "LIST")
+
+
+def test_subscribers_keep_their_connection_when_permissions_grow(server):
+    admin = RawConn(server.port)
+    assert admin.cmd("ACL", "SETUSER", "psuser", "on", ">pspass", "~*", "+@all", "resetchannels",
+                     "&foo:1", "&bar:*") == "OK"
+    sub = RawConn(server.port)
+    assert sub.cmd("AUTH", "psuser", "pspass") == "OK"
+    assert sub.cmd("CLIENT", "SETNAME", "pardoned") == "OK"
+    assert sub.cmd("SUBSCRIBE", "foo:1")[0] == b"subscribe"
+    assert sub.cmd("PSUBSCRIBE", "bar:*")[0] == b"psubscribe"
+    assert admin.cmd("ACL", "SETUSER", "psuser", "resetchannels", "&foo:1", "&bar:*", "&zoo:*") == "OK"
+    assert b"pardoned" in admin.cmd("CLIENT", "LIST")
+    assert admin.cmd("ACL", "SETUSER", "psuser", "allchannels") == "OK"
+    assert b"pardoned" in admin.cmd("CLIENT", "LIST")

@@ -361,3 +361,35 @@ def test_debug_populate_creates_string_keys_and_leaves_existing_ones(r):
     for bad in (("-1",), ("x",), ("1", "key", "-5"), ("1", "key", "big")):
         with pytest.raises(redis.ResponseError, match="value is out of range, must be positive"):
             r.execute_command("DEBUG", "POPULATE", *bad)
+
+
+def test_exec_is_not_in_the_slowlog_but_what_it_ran_is(server, raw):
+    """Redis's skip_slowlog flag, which only EXEC carries."""
+    c = raw()
+    assert c.cmd("CONFIG", "SET", "slowlog-log-slower-than", "100000") == "OK"
+    assert c.cmd("SLOWLOG", "RESET") == "OK"
+    assert c.cmd("MULTI") == "OK"
+    assert c.cmd("DEBUG", "SLEEP", "0.2") == "QUEUED"
+    assert c.cmd("EXEC") == ["OK"]
+    assert c.cmd("SLOWLOG", "LEN") == 1
+    assert c.cmd("SLOWLOG", "GET")[0][3] == [b"DEBUG", b"SLEEP", b"0.2"]
+    info = c.cmd("COMMAND", "INFO", "EXEC")[0]
+    assert info[2] == ["noscript", "loading", "stale", "skip_slowlog"]
+
+
+def test_an_unblocked_blocking_command_counts_as_failed(server, raw):
+    """CLIENT UNBLOCK ... ERROR: the error and the blocked command's failed call
+    are counted, as Redis's errorstats test checks."""
+    r = server.client()
+    r.config_resetstat()
+    blocked = raw()
+    cid = blocked.cmd("CLIENT", "ID")
+    blocked.send_command("BLPOP", "list1", "0")
+    assert wait_until(lambda: r.info("clients")["blocked_clients"] == 1, timeout=5)
+    assert r.client_unblock(cid, error=True)
+    reply = blocked.read_reply()
+    assert isinstance(reply, RespError) and str(reply).startswith("UNBLOCKED")
+    assert r.info("errorstats")["errorstat_UNBLOCKED"] in ({"count": 1}, "count=1")
+    stat = r.info("commandstats")["cmdstat_blpop"]
+    assert (stat["calls"], stat["rejected_calls"], stat["failed_calls"]) == (1, 0, 1)
+    assert r.info("stats")["total_error_replies"] == 1
