@@ -65,7 +65,9 @@ std::function<void(const Status&)> Persistence::FinishWork(
     if (s.ok()) s = env->SyncDir(DirName(final_path));
     if (!s.ok()) env->RemoveFile(tmp).PermitUnchecked();
     // Segments before the snapshot's are history now; keep `retain` of them.
-    if (s.ok() && writer != nullptr && h.aof_segment > 0) {
+    // Only for a snapshot of this log: one begun before the AOF was turned
+    // off and on again names another lineage's segments, and is no base.
+    if (s.ok() && writer != nullptr && h.aof_segment > 0 && h.aof_lineage == writer->lineage()) {
       writer->RetireBefore(h.aof_segment > retain ? h.aof_segment - retain : 1);
     }
     after(s);

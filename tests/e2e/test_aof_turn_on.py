@@ -86,3 +86,28 @@ def test_turning_the_aof_off_stops_its_rewrite(tmp_path):
     assert c.info("persistence")["aof_enabled"] == 0
     assert "Killing running AOF rewrite child" in srv.log_text()
     assert c.dbsize() == 20
+
+
+def test_a_save_begun_under_an_earlier_log_is_not_the_new_logs_base(tmp_path):
+    """BGSAVE runs while the AOF is turned off and on again: its snapshot names
+    the old log, so when it finishes the new log is still waiting for its own
+    base (the manifest stays marked), and a crash then loads that snapshot."""
+    srv = Server(tmp_path / "data", appendonly=True)
+    srv.start()
+    c = srv.client()
+    c.mset({f"k{i}": "v" for i in range(20)})
+    c.config_set("rdb-key-save-delay", "50000")  # about a second per snapshot
+    assert c.bgsave()
+    wait_until(lambda: c.info("persistence")["rdb_bgsave_in_progress"] == 1, what="the BGSAVE")
+    assert c.config_set("appendonly", "no")
+    assert c.config_set("appendonly", "yes")
+    c.set("after-toggle", "1")
+    # The BGSAVE ends; the new log's base rewrite (scheduled behind it) starts.
+    wait_until(lambda: c.info("persistence")["aof_rewrite_in_progress"] == 1, timeout=30,
+               what="the new log's base rewrite")
+    manifest = open(os.path.join(srv.aof_dir, "appendonly.aof.manifest")).read()
+    assert "base pending" in manifest, "the old log's snapshot was taken for the new log's base"
+    srv.kill9()
+    srv.start()
+    c = srv.client()
+    assert c.dbsize() == 20 and c.get("after-toggle") is None
