@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "server/command_queue.h"
+#include "server/config.h"
 #include "server/tracking.h"
 
 namespace feedkv::server {
@@ -99,6 +100,9 @@ struct Client {
   // Messages wait in `out` for the server's next push flush (Server::Publish).
   bool push_pending = false;
   bool subscribed() const { return !channels.empty() || !patterns.empty() || !shard_channels.empty(); }
+  // Its client-output-buffer-limit class: pubsub while subscribed, else
+  // normal (monitors too, as in Redis; replicas are limited by their sender).
+  ClientClass output_class() const { return subscribed() ? ClientClass::kPubsub : ClientClass::kNormal; }
 
   // CLIENT TRACKING (server/tracking.h).
   ClientTracking tracking;

@@ -94,6 +94,9 @@ enum CommandFlag : uint32_t {
   // Never written to the slow log itself (EXEC: the commands it ran are), as
   // Redis's skip_slowlog.
   kSkipSlowlog = 1u << 30,
+  // Runs a script or function (EVAL*, FCALL*): whose declared flags replace
+  // the command's own at the gates (Server::EffectiveFlags). Not shown.
+  kRunsScript = 1u << 31,
 };
 
 // What a command does with a key, as Redis 7's key-spec flags (COMMAND

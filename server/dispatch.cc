@@ -56,14 +56,14 @@ int64_t CommandContext::now_ms() const {
 
 bool CommandContext::ReplyLimited() const {
   if (client.fd < 0 || client.replica || from_log) return false;
-  const ClientClass cls = client.subscribed() ? ClientClass::kPubsub : ClientClass::kNormal;
+  const ClientClass cls = client.output_class();
   return server.cfg().client_output_buffer_limit[static_cast<size_t>(cls)].hard_bytes > 0;
 }
 
 bool CommandContext::ReplyOverLimit() {
   if (client.close_asap) return true;
   if (!ReplyLimited()) return false;
-  const ClientClass cls = client.subscribed() ? ClientClass::kPubsub : ClientClass::kNormal;
+  const ClientClass cls = client.output_class();
   const uint64_t hard = server.cfg().client_output_buffer_limit[static_cast<size_t>(cls)].hard_bytes;
   uint64_t unsent = client.out.size() + client.out_in_flight;
   if (reply.buffer() != &client.out) unsent += reply.buffer()->size();
@@ -356,12 +356,8 @@ void Server::UnpauseClients() {
 }
 
 uint64_t Server::EffectiveFlags(const CommandSpec& spec, std::span<const std::string_view> args) const {
-  const std::string_view n = spec.name;
-  const bool runs_script = (n[0] == 'e' || n[0] == 'f') &&
-                           (n == "eval" || n == "evalsha" || n == "eval_ro" || n == "evalsha_ro" ||
-                            n == "fcall" || n == "fcall_ro");
   ScriptFlags sf;
-  if (!runs_script || !scripts_->DeclaredFlags(n, args, &sf)) return spec.flags;
+  if (!(spec.flags & kRunsScript) || !scripts_->DeclaredFlags(spec.name, args, &sf)) return spec.flags;
   // Redis's scriptFlagsToCmdFlags: the declared flags replace the command's.
   uint64_t f = spec.flags & ~uint64_t{kStale | kDenyOom | kWrite | kMayReplicate};
   if (!sf.allow_oom && !sf.no_writes) f |= kDenyOom;

@@ -259,9 +259,7 @@ size_t Connection::PrefetchAhead() {
 }
 
 bool Connection::OutputOverLimit() {
-  // A subscribed client is of the pubsub class; every other one (monitors too, as
-  // in Redis) of the normal class.
-  const ClientClass cls = client_.subscribed() ? ClientClass::kPubsub : ClientClass::kNormal;
+  const ClientClass cls = client_.output_class();
   const OutputBufferLimit& limit = server_.cfg().client_output_buffer_limit[static_cast<size_t>(cls)];
   return OutputBufferOverLimit(limit, client_.OutputBufferBytes(), NowMs() / 1000, &obuf_soft_since_s_);
 }
@@ -269,7 +267,7 @@ bool Connection::OutputOverLimit() {
 size_t Connection::PauseReadingAt() const {
   // A hard limit at or above the pause closes the client where Redis would,
   // rather than pausing it just short of the limit forever.
-  const ClientClass cls = client_.subscribed() ? ClientClass::kPubsub : ClientClass::kNormal;
+  const ClientClass cls = client_.output_class();
   const OutputBufferLimit& limit = server_.cfg().client_output_buffer_limit[static_cast<size_t>(cls)];
   if (limit.hard_bytes == 0) return kPauseReadingAt;
   return std::max<uint64_t>(kPauseReadingAt, limit.hard_bytes + kUncountedReplyBytes);

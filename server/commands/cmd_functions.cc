@@ -302,7 +302,7 @@ const SubcommandSpec kFunctionSubs[] = {
     {"stats", 2, kNoScript | kAllowBusy, "Return information about the function currently running (name, description, duration)"},
 };
 
-constexpr uint32_t kFcall = kNoScript | kStale | kSkipMonitor | kNoMandatoryKeys | kKeyNum;
+constexpr uint32_t kFcall = kRunsScript | kNoScript | kStale | kSkipMonitor | kNoMandatoryKeys | kKeyNum;
 
 const CommandSpec kCommands[] = {
     {"fcall", -3, kFcall | kMayReplicate, 2, 2, 1, FcallCmd, "Invoke a function", "scripting", {}, {kKeyRW | kKeyAccess | kKeyUpdate}},

@@ -108,7 +108,7 @@ void Script(CommandContext& ctx) {
   ctx.SubcommandError();
 }
 
-constexpr uint32_t kEval = kNoScript | kStale | kSkipMonitor | kNoMandatoryKeys | kKeyNum;
+constexpr uint32_t kEval = kRunsScript | kNoScript | kStale | kSkipMonitor | kNoMandatoryKeys | kKeyNum;
 
 const SubcommandSpec kScriptSubs[] = {
     {"debug", 3, kNoScript, "Set the debug mode for executed scripts."},
